@@ -76,32 +76,33 @@ inline std::string shared_data_dir() {
 
 #define LF_CONCAT2(a, b) a##b
 #define LF_CONCAT(a, b) LF_CONCAT2(a, b)
-#define TEST(name)                                                   \
-  static void name();                                                \
-  static lftest::Register LF_CONCAT(reg_, name)(#name, &name);       \
+#define TEST(name)                                             \
+  static void name();                                          \
+  static lftest::Register LF_CONCAT(reg_, name)(#name, &name); \
   static void name()
 
-#define CHECK(cond)                                                                  \
-  do {                                                                               \
-    if (!(cond)) {                                                                   \
-      std::ostringstream lf_os;                                                      \
-      lf_os << __FILE__ << ":" << __LINE__ << ": CHECK(" #cond ") failed";           \
-      throw lftest::FailTest{lf_os.str()};                                           \
-    }                                                                                \
+#define CHECK(cond)                                                        \
+  do {                                                                     \
+    if (!(cond)) {                                                         \
+      std::ostringstream lf_os;                                            \
+      lf_os << __FILE__ << ":" << __LINE__ << ": CHECK(" #cond ") failed"; \
+      throw lftest::FailTest{lf_os.str()};                                 \
+    }                                                                      \
   } while (0)
 
-#define CHECK_EQ(a, b)                                                               \
-  do {                                                                               \
-    auto lf_a = (a);                                                                 \
-    auto lf_b = (b);                                                                 \
-    if (!(lf_a == lf_b)) {                                                           \
-      std::ostringstream lf_os;                                                      \
-      lf_os << __FILE__ << ":" << __LINE__ << ": CHECK_EQ(" #a ", " #b ") failed: "  \
-            << lf_a << " vs " << lf_b;                                               \
-      throw lftest::FailTest{lf_os.str()};                                           \
-    }                                                                                \
+#define CHECK_EQ(a, b)                                                                      \
+  do {                                                                                      \
+    auto lf_a = (a);                                                                        \
+    auto lf_b = (b);                                                                        \
+    if (!(lf_a == lf_b)) {                                                                  \
+      std::ostringstream lf_os;                                                             \
+      lf_os << __FILE__ << ":" << __LINE__ << ": CHECK_EQ(" #a ", " #b ") failed: " << lf_a \
+            << " vs " << lf_b;                                                              \
+      throw lftest::FailTest{lf_os.str()};                                                  \
+    }                                                                                       \
   } while (0)
 
-#define SKIP(why) throw lftest::SkipTest{why}
+#define SKIP(why) \
+  throw lftest::SkipTest { why }
 #define TEST_MAIN() \
   int main(int argc, char** argv) { return lftest::run_all(argc, argv); }

@@ -58,18 +58,30 @@ class Cursor {
 
 double read_number(Cursor& c, GgufValueType t, const char* what) {
   switch (t) {
-    case GgufValueType::UINT8: return c.read<uint8_t>(what);
-    case GgufValueType::INT8: return c.read<int8_t>(what);
-    case GgufValueType::UINT16: return c.read<uint16_t>(what);
-    case GgufValueType::INT16: return c.read<int16_t>(what);
-    case GgufValueType::UINT32: return c.read<uint32_t>(what);
-    case GgufValueType::INT32: return c.read<int32_t>(what);
-    case GgufValueType::FLOAT32: return c.read<float>(what);
-    case GgufValueType::BOOL: return c.read<uint8_t>(what) != 0;
-    case GgufValueType::UINT64: return static_cast<double>(c.read<uint64_t>(what));
-    case GgufValueType::INT64: return static_cast<double>(c.read<int64_t>(what));
-    case GgufValueType::FLOAT64: return c.read<double>(what);
-    default: return 0;
+    case GgufValueType::UINT8:
+      return c.read<uint8_t>(what);
+    case GgufValueType::INT8:
+      return c.read<int8_t>(what);
+    case GgufValueType::UINT16:
+      return c.read<uint16_t>(what);
+    case GgufValueType::INT16:
+      return c.read<int16_t>(what);
+    case GgufValueType::UINT32:
+      return c.read<uint32_t>(what);
+    case GgufValueType::INT32:
+      return c.read<int32_t>(what);
+    case GgufValueType::FLOAT32:
+      return c.read<float>(what);
+    case GgufValueType::BOOL:
+      return c.read<uint8_t>(what) != 0;
+    case GgufValueType::UINT64:
+      return static_cast<double>(c.read<uint64_t>(what));
+    case GgufValueType::INT64:
+      return static_cast<double>(c.read<int64_t>(what));
+    case GgufValueType::FLOAT64:
+      return c.read<double>(what);
+    default:
+      return 0;
   }
 }
 
@@ -77,11 +89,19 @@ bool valid_value_type(uint32_t t) { return t <= static_cast<uint32_t>(GgufValueT
 
 void read_scalar(Cursor& c, GgufValue& v, const char* what) {
   switch (v.type) {
-    case GgufValueType::UINT64: v.u = c.read<uint64_t>(what); v.i = static_cast<int64_t>(v.u);
-      v.f = static_cast<double>(v.u); break;
-    case GgufValueType::INT64: v.i = c.read<int64_t>(what); v.u = static_cast<uint64_t>(v.i);
-      v.f = static_cast<double>(v.i); break;
-    case GgufValueType::STRING: v.s = c.string(what); break;
+    case GgufValueType::UINT64:
+      v.u = c.read<uint64_t>(what);
+      v.i = static_cast<int64_t>(v.u);
+      v.f = static_cast<double>(v.u);
+      break;
+    case GgufValueType::INT64:
+      v.i = c.read<int64_t>(what);
+      v.u = static_cast<uint64_t>(v.i);
+      v.f = static_cast<double>(v.i);
+      break;
+    case GgufValueType::STRING:
+      v.s = c.string(what);
+      break;
     default: {
       double d = read_number(c, v.type, what);
       v.f = d;
@@ -96,11 +116,18 @@ void read_scalar(Cursor& c, GgufValue& v, const char* what) {
 
 bool GgufValue::is_integer() const {
   switch (type) {
-    case GgufValueType::UINT8: case GgufValueType::INT8: case GgufValueType::UINT16:
-    case GgufValueType::INT16: case GgufValueType::UINT32: case GgufValueType::INT32:
-    case GgufValueType::UINT64: case GgufValueType::INT64: case GgufValueType::BOOL:
+    case GgufValueType::UINT8:
+    case GgufValueType::INT8:
+    case GgufValueType::UINT16:
+    case GgufValueType::INT16:
+    case GgufValueType::UINT32:
+    case GgufValueType::INT32:
+    case GgufValueType::UINT64:
+    case GgufValueType::INT64:
+    case GgufValueType::BOOL:
       return true;
-    default: return false;
+    default:
+      return false;
   }
 }
 
@@ -156,13 +183,18 @@ void GgufFile::parse_all() {
   }
   const uint64_t n_tensors = c.read<uint64_t>("tensor count");
   const uint64_t n_kv = c.read<uint64_t>("metadata count");
-  if (n_tensors > kMaxCount || n_kv > kMaxCount) fail("implausible tensor or metadata count");
+  // Every entry takes bytes of the file, so counts above size/8 are damage, not big models;
+  // checking before reserving keeps a corrupt header from asking for gigabytes.
+  if (n_tensors > kMaxCount || n_kv > kMaxCount || n_tensors > size_ / 8 || n_kv > size_ / 8) {
+    fail("implausible tensor or metadata count (corrupt header)");
+  }
 
   kv_.reserve(n_kv);
   for (uint64_t k = 0; k < n_kv; ++k) {
     std::string key(c.string("metadata key"));
     const uint32_t t = c.read<uint32_t>("metadata type");
-    if (!valid_value_type(t)) fail("metadata key '" + key + "' has unknown type " + std::to_string(t));
+    if (!valid_value_type(t))
+      fail("metadata key '" + key + "' has unknown type " + std::to_string(t));
     GgufValue v;
     v.type = static_cast<GgufValueType>(t);
     if (v.type == GgufValueType::ARRAY) {
@@ -172,7 +204,8 @@ void GgufFile::parse_all() {
       }
       v.elem_type = static_cast<GgufValueType>(et);
       const uint64_t n = c.read<uint64_t>("array length");
-      if (n > kMaxArrayElems || n > size_) fail("metadata array '" + key + "' is implausibly long");
+      if (n > kMaxArrayElems || n > size_ - c.pos())
+        fail("metadata array '" + key + "' is implausibly long");
       if (v.elem_type == GgufValueType::STRING) {
         v.strs.reserve(n);
         for (uint64_t i = 0; i < n; ++i) v.strs.push_back(c.string(key.c_str()));
@@ -204,7 +237,8 @@ void GgufFile::parse_all() {
     }
     for (uint32_t d = 0; d < ti.n_dims; ++d) {
       ti.ne[d] = c.read<uint64_t>("tensor shape");
-      if (ti.ne[d] == 0 || ti.ne[d] > (1ull << 40)) fail("tensor '" + ti.name + "' has a bad shape");
+      if (ti.ne[d] == 0 || ti.ne[d] > (1ull << 40))
+        fail("tensor '" + ti.name + "' has a bad shape");
     }
     const uint32_t type = c.read<uint32_t>("tensor type");
     const GgmlTypeTraits* traits = ggml_type_traits(type);

@@ -43,9 +43,9 @@ struct GgufValue {
   uint64_t u = 0;
   double f = 0;
   bool b = false;
-  std::string_view s;                   // STRING
-  std::vector<std::string_view> strs;   // ARRAY of STRING
-  std::vector<double> nums;             // ARRAY of numbers or bools (converted)
+  std::string_view s;                  // STRING
+  std::vector<std::string_view> strs;  // ARRAY of STRING
+  std::vector<double> nums;            // ARRAY of numbers or bools (converted)
 
   bool is_array() const { return type == GgufValueType::ARRAY; }
   bool is_integer() const;

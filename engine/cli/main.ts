@@ -1,0 +1,55 @@
+// The `leapfrog` command line (contract in DESIGN.md). Errors are one line on stderr
+// starting `leapfrog: error:`, exit code 1 (2 for bad usage); never a stack trace.
+import { CliError, UsageError } from './args';
+import { completeCommand } from './complete';
+import { generateCommand } from './generate';
+import { lspCommand } from './lsp';
+import { tokenizeCommand } from './tokenize';
+
+const USAGE = `usage: leapfrog <command> [options]
+
+commands:
+  generate  [--model F] [--draft F] [--spec auto|off|ngram|draft] [--budget N]
+            (--prompt T | --prompt-file F) [--max-tokens N] [--temperature T] [--top-k K]
+            [--top-p P] [--min-p P] [--repeat-penalty R] [--seed S] [--threads N]
+            [--backend auto|cpu|cuda|metal] [--json]
+  tokenize  [--model F] (--text T | --file F) [--add-special] [--parse-special] [--json]
+  complete  [--model F] [--draft F] --file SRC --line L --character C [--max-tokens N] [--json]
+  lsp       --stdio [--model F] [--draft F] [--threads N]
+
+--model defaults to the bundled model (models/leapfrog-coder.gguf).`;
+
+const commands: Record<string, (argv: string[]) => Promise<void>> = {
+  generate: generateCommand,
+  tokenize: tokenizeCommand,
+  complete: completeCommand,
+  lsp: lspCommand,
+};
+
+function fail(message: string, code: number): never {
+  process.stderr.write(`leapfrog: error: ${message.split('\n')[0]}\n`);
+  if (code === 2) process.stderr.write(`${USAGE}\n`);
+  process.exit(code);
+}
+
+async function main(argv: string[]): Promise<void> {
+  const [name, ...rest] = argv;
+  if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
+    process.stdout.write(`${USAGE}\n`);
+    return;
+  }
+  const command = commands[name];
+  if (!command) throw new UsageError(`unknown command '${name}'`);
+  await command(rest);
+}
+
+main(process.argv.slice(2)).then(
+  () => {
+    // Output is flushed before exit so piped JSON is never cut short.
+    process.stdout.write('', () => process.exit(0));
+  },
+  (e: unknown) => {
+    if (e instanceof UsageError) fail(e.message, 2);
+    fail(e instanceof CliError || e instanceof Error ? e.message : String(e), 1);
+  },
+);

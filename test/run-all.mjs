@@ -1,0 +1,91 @@
+// Runs every test suite and ends on one summary line: "N passed, N failed, N skipped".
+// Suites: the C++ tests (native/build/*_test), the mocha suites (unit, native, protocol,
+// e2e), and the training recipe's dry run. Exit code 1 when anything failed.
+import { spawnSync } from 'node:child_process';
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+
+const root = new URL('..', import.meta.url).pathname;
+const totals = { passed: 0, failed: 0, skipped: 0 };
+const only = process.argv.slice(2); // optional suite names to run
+
+function wanted(name) {
+  return only.length === 0 || only.includes(name);
+}
+
+function report(name, counts, ok) {
+  totals.passed += counts.passed;
+  totals.failed += counts.failed + (ok || counts.failed > 0 ? 0 : 1);
+  totals.skipped += counts.skipped;
+  const crash = ok || counts.failed > 0 ? '' : ' (suite exited non-zero)';
+  console.log(
+    `[${name}] ${counts.passed} passed, ${counts.failed} failed, ${counts.skipped} skipped${crash}`,
+  );
+}
+
+function run(cmd, args, opts = {}) {
+  const r = spawnSync(cmd, args, { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], ...opts });
+  process.stdout.write(r.stdout ?? '');
+  process.stderr.write(r.stderr ?? '');
+  return { out: `${r.stdout ?? ''}\n${r.stderr ?? ''}`, ok: r.status === 0 };
+}
+
+function nativeSuites() {
+  const dir = join(root, 'native/build');
+  if (!existsSync(dir)) {
+    console.log('[native] native/build missing: run `npm run build` first');
+    report('native', { passed: 0, failed: 1, skipped: 0 }, false);
+    return;
+  }
+  for (const f of readdirSync(dir).filter((n) => n.endsWith('_test')).sort()) {
+    const path = join(dir, f);
+    if (!statSync(path).isFile()) continue;
+    const { out, ok } = run(path, []);
+    const m = out.match(/# passed (\d+) failed (\d+) skipped (\d+)/);
+    const counts = m
+      ? { passed: +m[1], failed: +m[2], skipped: +m[3] }
+      : { passed: 0, failed: 0, skipped: 0 };
+    report(`native:${f}`, counts, ok && !!m);
+  }
+}
+
+function mochaSuite(name, glob, extra = []) {
+  const files = glob.filter((g) => existsSync(join(root, g.split('/**')[0])));
+  if (files.length === 0) return;
+  const { out, ok } = run(process.execPath, [
+    join(root, 'node_modules/mocha/bin/mocha.js'),
+    '--import=tsx',
+    '--reporter',
+    'spec',
+    '--timeout',
+    '120000',
+    ...extra,
+    ...files,
+  ]);
+  const num = (re) => +(out.match(re)?.[1] ?? 0);
+  const counts = {
+    passed: num(/(\d+) passing/),
+    failed: num(/(\d+) failing/),
+    skipped: num(/(\d+) pending/),
+  };
+  report(name, counts, ok);
+}
+
+function pythonSuite() {
+  const script = join(root, 'models/train/test_dry_run.py');
+  if (!existsSync(script)) return;
+  const python = existsSync('/usr/bin/python3') ? '/usr/bin/python3' : 'python3';
+  const { out, ok } = run(python, [script]);
+  const skipped = /\bSKIP\b/.test(out);
+  report('training-dry-run', { passed: ok && !skipped ? 1 : 0, failed: 0, skipped: skipped ? 1 : 0 }, ok);
+}
+
+if (wanted('native')) nativeSuites();
+if (wanted('unit')) mochaSuite('unit', ['test/unit/**/*.test.ts']);
+if (wanted('differential')) mochaSuite('differential', ['test/native/**/*.test.ts']);
+if (wanted('protocol')) mochaSuite('protocol', ['test/protocol/**/*.test.ts']);
+if (wanted('e2e')) mochaSuite('e2e', ['test/e2e/**/*.test.ts']);
+if (wanted('training')) pythonSuite();
+
+console.log(`${totals.passed} passed, ${totals.failed} failed, ${totals.skipped} skipped`);
+process.exit(totals.failed === 0 ? 0 : 1);
