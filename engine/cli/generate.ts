@@ -122,7 +122,7 @@ export async function generateCommand(argv: string[]): Promise<void> {
   const tokens: number[] = [];
   let text = '';
   const handle = session.generate(prompt, params, (id, piece) => {
-    tokens.push(id);
+    if (id >= 0) tokens.push(id);
     text += piece;
     if (!json) process.stdout.write(piece);
   });

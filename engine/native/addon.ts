@@ -81,7 +81,10 @@ export interface GenerationHandle {
 }
 
 export interface NativeSession {
-  /** Streams each token id with the text it completes (whole UTF-8 characters only). */
+  /**
+   * Streams each token id with the text it completes (whole UTF-8 characters only). A last
+   * call with id -1 may carry bytes held back at the end (an incomplete character).
+   */
   generate(
     prompt: number[],
     params: GenerateParams,

@@ -1,0 +1,78 @@
+// The node-addon-api module: loadModel (async), createSession, systemInfo. Everything
+// long runs on engine threads; JavaScript only ever waits on promises.
+#include <napi.h>
+
+#include "addon/loaded_model.h"
+#include "addon/model_object.h"
+#include "addon/session_object.h"
+#include "backend/cpu/kernels.h"
+#include "backend/cpu/thread_pool.h"
+
+namespace leapfrog::addon {
+
+namespace {
+
+class LoadModelWorker : public Napi::AsyncWorker {
+ public:
+  LoadModelWorker(Napi::Env env, std::string path, int threads)
+      : Napi::AsyncWorker(env), deferred_(Napi::Promise::Deferred::New(env)),
+        path_(std::move(path)), threads_(threads) {}
+  Napi::Promise promise() { return deferred_.Promise(); }
+
+  void Execute() override {
+    try {
+      model_ = load_model(path_, threads_);
+    } catch (const std::exception& e) {
+      SetError(e.what());
+    }
+  }
+  void OnOK() override { deferred_.Resolve(ModelObject::Wrap(Env(), std::move(model_))); }
+  void OnError(const Napi::Error& e) override { deferred_.Reject(e.Value()); }
+
+ private:
+  Napi::Promise::Deferred deferred_;
+  std::string path_;
+  int threads_;
+  std::shared_ptr<LoadedModel> model_;
+};
+
+Napi::Value LoadModel(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (!info[0].IsString()) throw Napi::TypeError::New(env, "loadModel(path, { threads })");
+  int threads = 0;
+  if (info[1].IsObject()) {
+    Napi::Value t = info[1].As<Napi::Object>().Get("threads");
+    if (t.IsNumber()) threads = t.As<Napi::Number>().Int32Value();
+  }
+  auto* worker = new LoadModelWorker(env, info[0].As<Napi::String>().Utf8Value(), threads);
+  Napi::Promise promise = worker->promise();
+  worker->Queue();
+  return promise;
+}
+
+Napi::Value SystemInfo(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  Napi::Object out = Napi::Object::New(env);
+  out.Set("isa", cpu::isa_name(cpu::detect_isa()));
+  out.Set("physicalCores", cpu::ThreadPool::physical_cores());
+  return out;
+}
+
+Napi::Object Init(Napi::Env env, Napi::Object exports) {
+  ModelObject::Init(env);
+  SessionObject::Init(env);
+  exports.Set("loadModel", Napi::Function::New(env, LoadModel));
+  exports.Set("createSession", Napi::Function::New(env, SessionObject::Create));
+  exports.Set("systemInfo", Napi::Function::New(env, SystemInfo));
+  return exports;
+}
+
+}  // namespace
+
+}  // namespace leapfrog::addon
+
+static Napi::Object InitModule(Napi::Env env, Napi::Object exports) {
+  return leapfrog::addon::Init(env, exports);
+}
+
+NODE_API_MODULE(leapfrog_native, InitModule)

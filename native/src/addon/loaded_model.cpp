@@ -1,0 +1,43 @@
+#include "addon/loaded_model.h"
+
+#include <map>
+#include <mutex>
+
+#include "backend/factory.h"
+
+namespace leapfrog::addon {
+
+namespace {
+
+std::shared_ptr<Backend> shared_backend(int threads) {
+  static std::mutex mu;
+  static std::map<int, std::weak_ptr<Backend>> by_threads;
+  std::lock_guard<std::mutex> lock(mu);
+  if (auto existing = by_threads[threads].lock()) return existing;
+  BackendOptions opts;
+  opts.threads = threads;
+  auto backend = create_backend(opts);
+  by_threads[threads] = backend;
+  return backend;
+}
+
+}  // namespace
+
+std::shared_ptr<LoadedModel> load_model(const std::string& path, int threads) {
+  auto loaded = std::make_shared<LoadedModel>();
+  loaded->model = Model::load(path, shared_backend(threads));
+  loaded->tokenizer = Tokenizer::from_gguf(loaded->model->gguf());
+  if (loaded->tokenizer->n_vocab() != loaded->model->hparams().n_vocab) {
+    throw std::runtime_error(path + ": the vocabulary has " +
+                             std::to_string(loaded->tokenizer->n_vocab()) +
+                             " tokens but the output layer has " +
+                             std::to_string(loaded->model->hparams().n_vocab));
+  }
+  for (const auto& t : loaded->model->gguf().tensors()) {
+    loaded->file_bytes += t.n_bytes;
+    loaded->n_params += t.n_elements();
+  }
+  return loaded;
+}
+
+}  // namespace leapfrog::addon

@@ -1,0 +1,25 @@
+// What the addon keeps per loaded GGUF: the model graph and its tokenizer. Shared by the
+// JavaScript Model object and every session that uses it, so freeing the Model handle
+// while a generation runs is safe (the memory goes when the last user lets go).
+#pragma once
+#include <memory>
+#include <string>
+
+#include "backend/backend.h"
+#include "model/model.h"
+#include "tokenizer/tokenizer.h"
+
+namespace leapfrog::addon {
+
+struct LoadedModel {
+  std::unique_ptr<Model> model;
+  std::unique_ptr<Tokenizer> tokenizer;
+  uint64_t file_bytes = 0;
+  uint64_t n_params = 0;
+};
+
+// Loads `path` on a backend with `threads` threads (one shared backend per thread count, so
+// a target and its draft share one thread pool). Throws with a message naming the file.
+std::shared_ptr<LoadedModel> load_model(const std::string& path, int threads);
+
+}  // namespace leapfrog::addon
