@@ -82,6 +82,7 @@ function pythonSuite() {
 
 if (wanted('native')) nativeSuites();
 if (wanted('unit')) mochaSuite('unit', ['test/unit/**/*.test.ts']);
+if (wanted('cli')) mochaSuite('cli', ['test/cli/**/*.test.ts']);
 if (wanted('differential')) mochaSuite('differential', ['test/native/**/*.test.ts']);
 if (wanted('protocol')) mochaSuite('protocol', ['test/protocol/**/*.test.ts']);
 if (wanted('e2e')) mochaSuite('e2e', ['test/e2e/**/*.test.ts']);

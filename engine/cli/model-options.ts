@@ -44,9 +44,13 @@ export function checkBackend(args: ParsedArgs): void {
   }
 }
 
-export async function loadModel(path: string, threads: number): Promise<NativeModel> {
+export async function loadModel(
+  path: string,
+  threads: number,
+  vocabOnly = false,
+): Promise<NativeModel> {
   try {
-    return await loadAddon().loadModel(path, { threads });
+    return await loadAddon().loadModel(path, { threads, vocabOnly });
   } catch (e) {
     throw new CliError((e as Error).message);
   }

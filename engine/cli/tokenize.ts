@@ -29,7 +29,8 @@ export async function tokenizeCommand(argv: string[]): Promise<void> {
       throw new CliError(`${file}: cannot read (${(e as Error).message})`);
     }
   }
-  const model = await loadModel(modelPathFrom(args), threadsFrom(args, loadAddon()));
+  // Tokenizing needs the vocabulary only, so vocabulary-only GGUFs work too.
+  const model = await loadModel(modelPathFrom(args), threadsFrom(args, loadAddon()), true);
   const tokens = model.tokenize(input, args['add-special'] === true, args['parse-special'] === true);
   model.free();
   process.stdout.write(args.json ? JSON.stringify({ tokens }) + '\n' : tokens.join(' ') + '\n');

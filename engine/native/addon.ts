@@ -26,6 +26,7 @@ export interface ModelInfo {
   fim: FimTokenIds;
   chatTemplate: string; // "" when the file has none
   tokenizerModel: string; // "llama" | "gpt2"
+  vocabOnly: boolean;
 }
 
 export interface SamplingParams {
@@ -96,7 +97,8 @@ export interface NativeSession {
 }
 
 export interface NativeAddon {
-  loadModel(path: string, options: { threads: number }): Promise<NativeModel>;
+  /** vocabOnly loads just the tokenizer (no weights): enough for tokenize/detokenize. */
+  loadModel(path: string, options: { threads: number; vocabOnly?: boolean }): Promise<NativeModel>;
   createSession(model: NativeModel, options: SessionOptions): NativeSession;
   /** CPU features the kernels dispatch on, and the instruction set chosen. */
   systemInfo(): { isa: string; physicalCores: number };

@@ -14,14 +14,14 @@ namespace {
 
 class LoadModelWorker : public Napi::AsyncWorker {
  public:
-  LoadModelWorker(Napi::Env env, std::string path, int threads)
+  LoadModelWorker(Napi::Env env, std::string path, int threads, bool vocab_only)
       : Napi::AsyncWorker(env), deferred_(Napi::Promise::Deferred::New(env)),
-        path_(std::move(path)), threads_(threads) {}
+        path_(std::move(path)), threads_(threads), vocab_only_(vocab_only) {}
   Napi::Promise promise() { return deferred_.Promise(); }
 
   void Execute() override {
     try {
-      model_ = load_model(path_, threads_);
+      model_ = vocab_only_ ? load_vocab_only(path_) : load_model(path_, threads_);
     } catch (const std::exception& e) {
       SetError(e.what());
     }
@@ -33,6 +33,7 @@ class LoadModelWorker : public Napi::AsyncWorker {
   Napi::Promise::Deferred deferred_;
   std::string path_;
   int threads_;
+  bool vocab_only_;
   std::shared_ptr<LoadedModel> model_;
 };
 
@@ -40,11 +41,14 @@ Napi::Value LoadModel(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (!info[0].IsString()) throw Napi::TypeError::New(env, "loadModel(path, { threads })");
   int threads = 0;
+  bool vocab_only = false;
   if (info[1].IsObject()) {
-    Napi::Value t = info[1].As<Napi::Object>().Get("threads");
-    if (t.IsNumber()) threads = t.As<Napi::Number>().Int32Value();
+    Napi::Object opts = info[1].As<Napi::Object>();
+    if (opts.Get("threads").IsNumber()) threads = opts.Get("threads").As<Napi::Number>().Int32Value();
+    vocab_only = opts.Get("vocabOnly").ToBoolean();
   }
-  auto* worker = new LoadModelWorker(env, info[0].As<Napi::String>().Utf8Value(), threads);
+  auto* worker =
+      new LoadModelWorker(env, info[0].As<Napi::String>().Utf8Value(), threads, vocab_only);
   Napi::Promise promise = worker->promise();
   worker->Queue();
   return promise;

@@ -40,4 +40,11 @@ std::shared_ptr<LoadedModel> load_model(const std::string& path, int threads) {
   return loaded;
 }
 
+std::shared_ptr<LoadedModel> load_vocab_only(const std::string& path) {
+  auto loaded = std::make_shared<LoadedModel>();
+  loaded->vocab_file = GgufFile::open(path);
+  loaded->tokenizer = Tokenizer::from_gguf(*loaded->vocab_file);
+  return loaded;
+}
+
 }  // namespace leapfrog::addon

@@ -7,12 +7,14 @@
 
 #include "backend/backend.h"
 #include "model/model.h"
+#include "gguf/gguf_file.h"
 #include "tokenizer/tokenizer.h"
 
 namespace leapfrog::addon {
 
 struct LoadedModel {
-  std::unique_ptr<Model> model;
+  std::unique_ptr<Model> model;              // null when loaded for its vocabulary only
+  std::unique_ptr<GgufFile> vocab_file;      // the file, when there is no model
   std::unique_ptr<Tokenizer> tokenizer;
   uint64_t file_bytes = 0;
   uint64_t n_params = 0;
@@ -21,5 +23,8 @@ struct LoadedModel {
 // Loads `path` on a backend with `threads` threads (one shared backend per thread count, so
 // a target and its draft share one thread pool). Throws with a message naming the file.
 std::shared_ptr<LoadedModel> load_model(const std::string& path, int threads);
+// Loads only the tokenizer (tokenize/detokenize work; sessions refuse it): for vocabulary-only
+// GGUFs and for `leapfrog tokenize`, which need no weights.
+std::shared_ptr<LoadedModel> load_vocab_only(const std::string& path);
 
 }  // namespace leapfrog::addon

@@ -47,17 +47,19 @@ const LoadedModel& ModelObject::live(const Napi::Env& env) const {
 Napi::Value ModelObject::Info(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   const LoadedModel& m = live(env);
-  const ModelHParams& hp = m.model->hparams();
   const Tokenizer& tok = *m.tokenizer;
+  const GgufFile& file = m.model ? m.model->gguf() : *m.vocab_file;
   Napi::Object out = Napi::Object::New(env);
-  const std::string path = m.model->path();
-  std::string name(m.model->gguf().get_string("general.name").value_or(""));
+  const std::string path = file.path();
+  std::string name(file.get_string("general.name").value_or(""));
   if (name.empty()) name = std::filesystem::path(path).stem().string();
   out.Set("path", path);
   out.Set("name", name);
-  out.Set("architecture", hp.arch);
-  out.Set("nVocab", hp.n_vocab);
-  out.Set("nCtxTrain", hp.n_ctx_train);
+  out.Set("architecture", m.model ? m.model->hparams().arch
+                                   : std::string(file.get_string("general.architecture").value_or("")));
+  out.Set("nVocab", tok.n_vocab());
+  out.Set("nCtxTrain", m.model ? m.model->hparams().n_ctx_train : 0);
+  out.Set("vocabOnly", !m.model);
   out.Set("nParams", static_cast<double>(m.n_params));
   out.Set("fileBytes", static_cast<double>(m.file_bytes));
   out.Set("bos", tok.bos());

@@ -75,6 +75,7 @@ Napi::Value SessionObject::Create(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   auto state = std::make_shared<SessionState>();
   state->target = ModelObject::ModelOf(info[0]);
+  if (!state->target->model) throw Napi::Error::New(env, "a vocabulary-only model cannot generate");
   Napi::Object opts = info[1].IsObject() ? info[1].As<Napi::Object>() : Napi::Object::New(env);
   SessionParams params;
   params.n_ctx = static_cast<int>(number_field(opts, "nCtx", 4096));
@@ -85,6 +86,7 @@ Napi::Value SessionObject::Create(const Napi::CallbackInfo& info) {
   Napi::Value draft = opts.Get("draft");
   if (!draft.IsUndefined() && !draft.IsNull()) {
     state->draft = ModelObject::ModelOf(draft);
+    if (!state->draft->model) throw Napi::Error::New(env, "a vocabulary-only model cannot draft");
     if (state->draft->tokenizer->n_vocab() != state->target->tokenizer->n_vocab()) {
       throw Napi::Error::New(env, state->draft->model->path() +
                                       ": the draft model's vocabulary differs from the target's");
