@@ -39,6 +39,7 @@ const spec = {
   json: { kind: 'flag' as const },
   // For differential tests: exact prompt ids, and the last prompt position's logits.
   'prompt-tokens': { kind: 'string' as const, hidden: true },
+  'fixed-budget': { kind: 'flag' as const, hidden: true },
   'logits-out': { kind: 'string' as const, hidden: true },
 };
 
@@ -87,7 +88,8 @@ function generateParams(args: ParsedArgs): GenerateParams {
     seed: intOption(args, 'seed', 0, 0),
     stopAtEog: true,
     spec: choiceOption<SpecMode>(args, 'spec', ['auto', 'off', 'ngram', 'draft'], 'auto'),
-    budget: intOption(args, 'budget', 16, 1),
+    budget: intOption(args, 'budget', 16, 0),
+    adaptiveBudget: args['fixed-budget'] !== true,
   };
 }
 
@@ -95,6 +97,7 @@ export async function generateCommand(argv: string[]): Promise<void> {
   const args = parseArgs(argv, spec);
   checkBackend(args);
   const params = generateParams(args);
+  if (params.budget > 63) throw new UsageError('--budget must be at most 63');
   const addon = loadAddon();
   const threads = threadsFrom(args, addon);
   const modelPath = modelPathFrom(args);

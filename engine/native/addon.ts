@@ -45,7 +45,9 @@ export interface GenerateParams extends SamplingParams {
   maxTokens: number;
   stopAtEog: boolean;
   spec: SpecMode;
-  budget: number; // largest draft length
+  budget: number; // largest draft length (0..63)
+  /** false: always draft `budget` tokens instead of letting the controller choose. */
+  adaptiveBudget?: boolean;
 }
 
 export interface GenerateStats {

@@ -5,6 +5,9 @@
 #include <thread>
 
 #include "addon/js_convert.h"
+#include "spec/model_drafter.h"
+#include "spec/ngram_drafter.h"
+#include "spec/speculative.h"
 #include "tokenizer/tokenizer.h"
 
 namespace leapfrog::addon {
@@ -16,7 +19,7 @@ struct Event {
   enum Kind { Token, Done, Failed } kind = Token;
   int32_t id = -1;  // -1 with text: trailing bytes flushed at the end
   std::string text;
-  GenerateStats stats;
+  SpecStats stats;
   std::string error;
 
   static Event* token(int32_t id, std::string text) {
@@ -39,7 +42,8 @@ struct Job {
   explicit Job(Napi::Env env) : deferred(Napi::Promise::Deferred::New(env)) {}
 };
 
-Napi::Object stats_to_js(Napi::Env env, const GenerateStats& s) {
+Napi::Object stats_to_js(Napi::Env env, const SpecStats& spec) {
+  const GenerateStats& s = spec.base;
   Napi::Object o = Napi::Object::New(env);
   o.Set("promptTokens", s.prompt_tokens);
   o.Set("reusedTokens", s.reused_tokens);
@@ -49,8 +53,8 @@ Napi::Object stats_to_js(Napi::Env env, const GenerateStats& s) {
   o.Set("targetPasses", s.target_passes);
   o.Set("drafted", s.drafted);
   o.Set("accepted", s.accepted);
-  o.Set("draftMs", 0.0);
-  o.Set("verifyMs", s.decode_ms);
+  o.Set("draftMs", spec.draft_ms);
+  o.Set("verifyMs", spec.verify_ms);
   o.Set("aborted", s.aborted);
   return o;
 }
@@ -94,17 +98,35 @@ void run(std::shared_ptr<Job> job) {
       deliver(env, fn, job.get(), e);
     });
   };
+  const auto on_token = [&](int32_t id) {
+    send(Event::token(id, detok.push(id)));
+    return !job->abort.load();
+  };
   try {
-    GenerateStats stats = st.session->generate(
-        job->prompt, gp,
-        [&](int32_t id) {
-          send(Event::token(id, detok.push(id)));
-          return !job->abort.load();
-        },
-        job->abort);
+    SpecStats stats;
+    const std::string& mode = job->params.spec;
+    if (mode == "off") {
+      stats.base = st.session->generate(job->prompt, gp, on_token, job->abort);
+      stats.verify_ms = stats.base.decode_ms;
+    } else {
+      // auto: lookup first (free), then the draft model when there is one.
+      NgramDrafter ngram;
+      std::unique_ptr<ModelDrafter> model_drafter;
+      if (st.draft_session) model_drafter = std::make_unique<ModelDrafter>(*st.draft_session);
+      std::vector<Drafter*> drafters;
+      if (mode == "ngram" || mode == "auto") drafters.push_back(&ngram);
+      if ((mode == "draft" || mode == "auto") && model_drafter) {
+        drafters.push_back(model_drafter.get());
+      }
+      SpecParams sp;
+      sp.budget = job->params.budget;
+      sp.adaptive = job->params.adaptive;
+      stats = generate_speculative(*st.session, drafters, sp, job->prompt, gp, on_token,
+                                   job->abort);
+    }
     std::string tail = detok.flush();
     if (!tail.empty()) send(Event::token(-1, std::move(tail)));
-    stats.aborted = stats.aborted || job->abort.load();
+    stats.base.aborted = stats.base.aborted || job->abort.load();
     auto* done = new Event();
     done->kind = Event::Done;
     done->stats = stats;
@@ -138,6 +160,14 @@ JobParams job_params_from_js(const Napi::Object& p) {
   Napi::Value spec = p.Get("spec");
   if (spec.IsString()) jp.spec = spec.As<Napi::String>().Utf8Value();
   jp.budget = static_cast<int>(number_field(p, "budget", 16));
+  Napi::Value adaptive = p.Get("adaptiveBudget");
+  jp.adaptive = adaptive.IsUndefined() ? true : adaptive.ToBoolean().Value();
+  if (jp.spec != "off" && jp.spec != "auto" && jp.spec != "ngram" && jp.spec != "draft") {
+    throw Napi::RangeError::New(p.Env(), "spec must be off, auto, ngram or draft");
+  }
+  if (jp.budget < 0 || jp.budget > 63) {
+    throw Napi::RangeError::New(p.Env(), "budget must be between 0 and 63");
+  }
   if (g.max_tokens < 0) throw Napi::RangeError::New(p.Env(), "maxTokens must be >= 0");
   return jp;
 }

@@ -17,6 +17,7 @@ struct JobParams {
   bool stop_at_eog = true;
   std::string spec = "auto";  // off | auto | ngram | draft
   int budget = 16;
+  bool adaptive = true;  // false: always draft `budget` tokens
 };
 
 JobParams job_params_from_js(const Napi::Object& params);

@@ -1,0 +1,218 @@
+// Conversations: each keeps its history on the server; a turn renders the chat template,
+// runs as a restartable scheduler job on the chat session (completions may preempt it; it
+// then continues from its prompt plus the tokens it already produced), and streams its
+// text as deltas. Several conversations may run; the scheduler takes their turns in order.
+import type { GenerateParams, GenerateStats, GenerationHandle } from '../native/addon';
+import type { ModelHost } from '../models/model-host';
+import type { Scheduler, Ticket } from '../scheduler/scheduler';
+import type { ChatDeltaParams, ChatFinishReason, ChatMessage, ChatResult } from '../protocol';
+import { CHAT_STOP_TEXTS, renderChat } from './chat-template';
+import { DEFAULT_SYSTEM_PROMPT } from './explain';
+import { StopTextFilter } from './stop-text';
+import { generateWhenFree } from '../models/generate-when-free';
+
+export interface TurnParams {
+  conversationId: string;
+  message: string;
+  system?: string;
+  maxTokens?: number;
+  temperature?: number;
+}
+
+interface Conversation {
+  system: string;
+  history: ChatMessage[];
+  running?: Ticket;
+}
+
+/** A failure the server maps to a protocol error code. */
+export class ChatError extends Error {
+  constructor(
+    message: string,
+    readonly kind: 'busy' | 'too-long' | 'unknown' | 'failed',
+  ) {
+    super(message);
+  }
+}
+
+export class ChatService {
+  private readonly conversations = new Map<string, Conversation>();
+  counters = { chatTurns: 0 };
+
+  constructor(
+    private readonly host: ModelHost,
+    private readonly scheduler: Scheduler,
+    private readonly sendDelta: (d: ChatDeltaParams) => void,
+    private readonly onFinished: (stats: GenerateStats) => void = () => {},
+    private readonly log: (msg: string) => void = () => {},
+  ) {}
+
+  get activeTurns(): number {
+    let n = 0;
+    for (const c of this.conversations.values()) if (c.running) n++;
+    return n;
+  }
+
+  cancel(conversationId: string): boolean {
+    const c = this.conversations.get(conversationId);
+    if (!c?.running) return false;
+    c.running.cancel();
+    return true;
+  }
+
+  reset(conversationId: string): void {
+    this.cancel(conversationId);
+    this.conversations.delete(conversationId);
+  }
+
+  cancelAll(): void {
+    for (const c of this.conversations.values()) c.running?.cancel();
+  }
+
+  /** Runs one turn; `onCancel` registers the request's cancellation ($/cancelRequest). */
+  async turn(p: TurnParams, onCancel?: (cancel: () => void) => void): Promise<ChatResult> {
+    const id = p.conversationId;
+    let conv = this.conversations.get(id);
+    if (!conv) this.conversations.set(id, (conv = { system: DEFAULT_SYSTEM_PROMPT, history: [] }));
+    if (conv.running) throw new ChatError(`conversation ${id} already has a turn running`, 'busy');
+    if (p.system !== undefined) conv.system = p.system;
+
+    const engine = await this.host.whenReady();
+    const maxTokens = Math.max(1, Math.min(p.maxTokens ?? 512, Math.floor(engine.nCtx / 2)));
+    const userTurn: ChatMessage = { role: 'user', content: p.message };
+    const special = {
+      bos: engine.info.bos >= 0 ? engine.target.detokenize([engine.info.bos], true) : '',
+      eos: engine.info.eos >= 0 ? engine.target.detokenize([engine.info.eos], true) : '',
+    };
+    // Oldest turns go first when the conversation no longer fits the context.
+    let history = conv.history;
+    let prompt: number[];
+    for (;;) {
+      const messages: ChatMessage[] = [{ role: 'system', content: conv.system }, ...history, userTurn];
+      const rendered = renderChat(engine.info.chatTemplate, messages, special);
+      if (rendered.warning) this.log(rendered.warning);
+      prompt = engine.target.tokenize(rendered.text, false, true);
+      if (engine.info.addBos && engine.info.bos >= 0 && prompt[0] !== engine.info.bos) {
+        prompt.unshift(engine.info.bos);
+      }
+      if (prompt.length + maxTokens <= engine.nCtx) break;
+      if (history.length === 0) {
+        throw new ChatError(
+          `the message is too long for the model's context (${prompt.length} prompt tokens + ` +
+            `${maxTokens} to generate > ${engine.nCtx})`,
+          'too-long',
+        );
+      }
+      history = history.slice(2);
+    }
+
+    const eog = new Set(engine.info.eogIds);
+    const params: GenerateParams = {
+      temperature: p.temperature ?? 0.2,
+      topK: 40,
+      topP: 0.95,
+      minP: 0.05,
+      repeatPenalty: 1.1,
+      repeatLastN: 64,
+      seed: 42,
+      maxTokens,
+      stopAtEog: true,
+      spec: 'auto',
+      budget: 16,
+    };
+    const generated: number[] = [];
+    const filter = new StopTextFilter(CHAT_STOP_TEXTS);
+    let reply = '';
+    let hitStop = false;
+    let firstStats: GenerateStats | undefined;
+    let starts = 0;
+    const emit = (delta: string) => {
+      if (!delta) return;
+      reply += delta;
+      this.sendDelta({ conversationId: id, delta, done: false });
+    };
+    const promptIds = prompt;
+
+    const ticket = this.scheduler.submit({
+      kind: 'chat',
+      key: id,
+      start: (): GenerationHandle => {
+        starts++;
+        const left = maxTokens - generated.length;
+        if (hitStop || left <= 0) return finishedHandle();
+        let handle: GenerationHandle | undefined;
+        let stopped = false;
+        const stop = () => {
+          stopped = true;
+          hitStop = true;
+          handle?.abort();
+        };
+        handle = generateWhenFree(
+          engine.chatSession,
+          promptIds.concat(generated),
+          { ...params, maxTokens: left },
+          (tokenId, text) => {
+            if (stopped) return;
+            if (eog.has(tokenId)) return stop();
+            if (tokenId >= 0) generated.push(tokenId); // -1: the detokenizer's flushed tail
+            const { emit: out, stopped: sawStop } = filter.push(text);
+            emit(out);
+            if (sawStop) stop();
+          },
+        );
+        if (stopped) handle.abort();
+        return handle;
+      },
+    });
+    conv.running = ticket;
+    this.counters.chatTurns++;
+    onCancel?.(() => ticket.cancel());
+
+    const outcome = await ticket.outcome;
+    conv.running = undefined;
+    if (!hitStop) emit(filter.flush());
+    let finishReason: ChatFinishReason;
+    if (outcome.status === 'failed') finishReason = 'error';
+    else if (outcome.status === 'finished') {
+      firstStats = outcome.stats;
+      this.onFinished(outcome.stats);
+      finishReason = hitStop || generated.length < maxTokens ? 'stop' : 'length';
+    } else finishReason = 'cancelled';
+    this.sendDelta({ conversationId: id, delta: '', done: true, finishReason });
+    if (outcome.status === 'failed') throw new ChatError(outcome.error.message, 'failed');
+
+    conv.history = [...history, userTurn];
+    if (reply) conv.history.push({ role: 'assistant', content: reply });
+    else conv.history.pop(); // nothing was said: forget the question too
+    const decodeMs = firstStats?.decodeMs ?? 0;
+    return {
+      conversationId: id,
+      text: reply,
+      finishReason,
+      stats: {
+        promptTokens: promptIds.length,
+        generated: generated.length,
+        tokensPerSecond: decodeMs > 0 ? Math.round(((firstStats?.generated ?? 0) * 1e5) / decodeMs) / 100 : 0,
+        preemptions: Math.max(0, starts - 1),
+      },
+    };
+  }
+}
+
+/** A generation that is already over (a preempted turn that had nothing left to do). */
+function finishedHandle(): GenerationHandle {
+  const stats: GenerateStats = {
+    promptTokens: 0,
+    reusedTokens: 0,
+    promptMs: 0,
+    decodeMs: 0,
+    generated: 0,
+    targetPasses: 0,
+    drafted: 0,
+    accepted: 0,
+    draftMs: 0,
+    verifyMs: 0,
+    aborted: false,
+  };
+  return { done: Promise.resolve(stats), abort: () => {} };
+}

@@ -1,0 +1,40 @@
+// `leapfrog complete`: the ghost text for a file and cursor, through the very path the
+// language server's inline completion takes (engine core → CompletionService).
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { createEngineCore } from '../server/engine-core';
+import { resolveModelPaths } from '../models/model-paths';
+import { promptPath } from './completion-service';
+import { repoNameFor } from './repo-name';
+
+export async function completeFile(opts: {
+  model?: string;
+  draft?: string;
+  file: string;
+  line: number;
+  character: number;
+  maxTokens?: number;
+  threads?: number;
+}): Promise<{ text: string; stats: Record<string, number> }> {
+  const file = resolve(opts.file);
+  const text = readFileSync(file, 'utf8');
+  const core = createEngineCore({ threads: opts.threads });
+  try {
+    await core.host.load(resolveModelPaths({ model: opts.model, draft: opts.draft }));
+    const call = core.completions.complete({
+      uri: pathToFileURL(file).href,
+      path: promptPath(file),
+      repoName: repoNameFor(file),
+      text,
+      line: opts.line,
+      character: opts.character,
+      maxTokens: opts.maxTokens,
+    });
+    const result = await call.result;
+    if (result.status !== 'ok') throw new Error(`completion was ${result.status}`);
+    return { text: result.text, stats: result.stats };
+  } finally {
+    await core.shutdown();
+  }
+}

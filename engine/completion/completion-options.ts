@@ -1,0 +1,68 @@
+// Tunables of inline completion. The same defaults serve the language server and
+// `leapfrog complete` (they must give the same text). LEAPFROG_COMPLETION_TIME_BUDGET_MS
+// overrides the time budget in both — tests set it to 0 so that output does not depend on
+// the machine's speed.
+import type { GenerateParams } from '../native/addon';
+
+export interface CompletionOptions {
+  maxTokens: number;
+  /** After the first line, stop once generation has run this long (0 = no limit). */
+  timeBudgetMs: number;
+  maxLines: number;
+  prefixTokens: number;
+  suffixTokens: number;
+  /** Tokens for chunks of other files (repository-level templates only). */
+  extraTokens: number;
+  anchorLines: number;
+  /** Largest draft length per speculative step. */
+  draftBudget: number;
+}
+
+export const defaultCompletionOptions: CompletionOptions = {
+  maxTokens: 128,
+  timeBudgetMs: 600,
+  maxLines: 16,
+  prefixTokens: 1024,
+  suffixTokens: 256,
+  extraTokens: 1024,
+  anchorLines: 16,
+  draftBudget: 16,
+};
+
+export function completionOptionsFromEnv(
+  overrides: Partial<CompletionOptions> = {},
+  env: NodeJS.ProcessEnv = process.env,
+): CompletionOptions {
+  const opts = { ...defaultCompletionOptions, ...overrides };
+  const budget = env.LEAPFROG_COMPLETION_TIME_BUDGET_MS;
+  if (budget !== undefined && budget !== '' && Number.isFinite(Number(budget))) {
+    opts.timeBudgetMs = Math.max(0, Number(budget));
+  }
+  return opts;
+}
+
+/** Greedy decoding: completions must be reproducible (and speculation stays exact). */
+export function completionGenerateParams(opts: CompletionOptions, maxTokens: number): GenerateParams {
+  return {
+    temperature: 0,
+    topK: 0,
+    topP: 1,
+    minP: 0,
+    repeatPenalty: 1,
+    repeatLastN: 64,
+    seed: 0,
+    maxTokens,
+    stopAtEog: true,
+    spec: 'auto',
+    budget: opts.draftBudget,
+  };
+}
+
+/** Token budgets that fit the session's context with room for the output. */
+export function fitBudgets(opts: CompletionOptions, nCtx: number, maxTokens: number) {
+  const room = Math.max(64, nCtx - maxTokens - 16);
+  const prefixTokens = Math.min(opts.prefixTokens, Math.floor(room * 0.6));
+  const suffixTokens = Math.min(opts.suffixTokens, Math.floor(room * 0.2));
+  const extraTokens = Math.max(0, Math.min(opts.extraTokens, room - prefixTokens - suffixTokens - 32));
+  return { prefixTokens, suffixTokens, extraTokens, room };
+}

@@ -1,0 +1,85 @@
+// Builds `leapfrog/status` from the engine's parts, and sends `leapfrog/didChangeStatus`
+// when what a client shows (state, model, last speed) changes — coalesced to one
+// notification per event-loop turn, so a typing storm does not flood the client.
+import type { EngineState, StatusResult } from '../protocol';
+import { modelName } from '../models/model-host';
+import type { EngineCore } from './engine-core';
+
+export interface ClientCounters {
+  shown: number;
+  accepted: number;
+}
+
+export function buildStatus(core: EngineCore, client: ClientCounters): StatusResult {
+  const { host, scheduler, completions, chat } = core;
+  const snap = scheduler.snapshot();
+  const st = host.state;
+  const loaded = host.current;
+  let state: EngineState;
+  let message: string | undefined;
+  if (st.kind === 'loading') {
+    state = 'loading';
+    message = `loading ${st.paths.model}`;
+  } else if (st.kind === 'error') {
+    state = 'error';
+    message = st.message;
+  } else if (st.kind === 'empty' || !loaded) {
+    state = 'error';
+    message = 'no model is loaded';
+  } else state = snap.running ? 'busy' : 'ready';
+  const last = core.lastStats();
+  const mem = process.memoryUsage();
+  return {
+    state,
+    message,
+    backend: host.backend(),
+    model: modelName(loaded?.info),
+    draft: modelName(loaded?.draftInfo),
+    modelPath: loaded?.paths.model ?? null,
+    draftPath: loaded?.paths.draft ?? null,
+    lastTokensPerSecond:
+      last && last.decodeMs > 0 ? Math.round((last.generated * 1e5) / last.decodeMs) / 100 : 0,
+    acceptedPerPass:
+      last && last.targetPasses > 0 ? Math.round((last.generated * 100) / last.targetPasses) / 100 : 0,
+    openSessions: host.openSessions,
+    activeGenerations: snap.running ? 1 : 0,
+    queuedCompletions: snap.queuedCompletions,
+    queuedChats: snap.queuedChats,
+    activeChats: chat.activeTurns,
+    memory: { rss: mem.rss, heapUsed: mem.heapUsed, external: mem.external },
+    counters: {
+      completions: completions.counters.completions,
+      completionsCancelled: snap.counters.cancelled,
+      completionsSuperseded: snap.counters.superseded,
+      typedAheadHits: completions.counters.typedAheadHits,
+      chatTurns: chat.counters.chatTurns,
+      chatPreemptions: snap.counters.preemptions,
+      shown: client.shown,
+      accepted: client.accepted,
+    },
+  };
+}
+
+/** Calls `send` at most once per event-loop turn, and only when the visible part changed. */
+export class StatusNotifier {
+  private scheduled = false;
+  private lastKey = '';
+
+  constructor(
+    private readonly build: () => StatusResult,
+    private readonly send: (s: StatusResult) => void,
+  ) {}
+
+  changed(): void {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      const s = this.build();
+      const key = JSON.stringify([s.state, s.message, s.model, s.draft, s.lastTokensPerSecond, s.acceptedPerPass]);
+      if (key === this.lastKey) return;
+      this.lastKey = key;
+      this.send(s);
+    });
+  }
+}

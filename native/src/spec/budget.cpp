@@ -1,0 +1,55 @@
+#include "spec/budget.h"
+
+#include <cmath>
+
+namespace leapfrog {
+
+double BudgetController::pass_cost(int n) const {
+  if (cost_[n] > 0) return cost_[n];
+  // Nearest measured sizes below and above; interpolate, or scale from one of them with the
+  // prior that extra rows are cheap (a CPU pass is bound by reading the weights).
+  int lo = n - 1, hi = n + 1;
+  while (lo >= 1 && cost_[lo] <= 0) --lo;
+  while (hi <= kMaxBatch && cost_[hi] <= 0) ++hi;
+  const bool has_lo = lo >= 1, has_hi = hi <= kMaxBatch;
+  if (has_lo && has_hi) return cost_[lo] + (cost_[hi] - cost_[lo]) * (n - lo) / (hi - lo);
+  constexpr double kRowShare = 0.08;  // each extra row costs ~8% of a one-row pass
+  if (has_lo) return cost_[lo] * (1 + kRowShare * n) / (1 + kRowShare * lo);
+  if (has_hi) return cost_[hi] * (1 + kRowShare * n) / (1 + kRowShare * hi);
+  return 1 + kRowShare * n;
+}
+
+int BudgetController::choose(double draft_ms_per_token) const {
+  int best_k = 0;
+  double best_rate = 0;
+  double expected = 1, term = 1;  // tokens per pass: 1 + a + ... + a^k
+  for (int k = 0; k <= cap_; ++k) {
+    if (k > 0) {
+      term *= acceptance_;
+      expected += term;
+    }
+    const double rate = expected / (pass_cost(k + 1) + k * draft_ms_per_token);
+    if (rate > best_rate * 1.0001) {
+      best_rate = rate;
+      best_k = k;
+    }
+  }
+  return best_k;
+}
+
+void BudgetController::record_pass(int n, double ms) {
+  if (n < 1 || n > kMaxBatch || ms <= 0) return;
+  cost_[n] = cost_[n] > 0 ? 0.7 * cost_[n] + 0.3 * ms : ms;
+}
+
+void BudgetController::record_verdict(int drafted, int accepted) {
+  if (drafted <= 0) return;
+  // Per-token acceptance under the geometric model: the first rejection ends the run, so
+  // the run length estimates a / (1 - a) truncated at `drafted`; a blend is enough here.
+  const double observed = static_cast<double>(accepted) / drafted;
+  acceptance_ = 0.85 * acceptance_ + 0.15 * observed;
+  if (acceptance_ < 0.05) acceptance_ = 0.05;
+  if (acceptance_ > 0.98) acceptance_ = 0.98;
+}
+
+}  // namespace leapfrog
