@@ -130,14 +130,15 @@ void run(std::shared_ptr<Job> job) {
     auto* done = new Event();
     done->kind = Event::Done;
     done->stats = stats;
+    st.busy = false;  // before `done` settles, so its handler may start the next generation
     send(done);
   } catch (const std::exception& e) {
     auto* failed = new Event();
     failed->kind = Event::Failed;
     failed->error = e.what();
+    st.busy = false;
     send(failed);
   }
-  st.busy = false;
   job->tsfn.Release();
 }
 
