@@ -14,6 +14,7 @@ import type { TextDocument } from 'vscode-languageserver-textdocument';
 import type { EngineCore } from './engine-core';
 import { promptPath } from '../completion/completion-service';
 import { repoNameFor } from '../completion/repo-name';
+import { onCancel } from './on-cancel';
 import { cancelledError, requireFields, toResponseError } from './errors';
 
 export function fsPathOf(uri: string): string {
@@ -48,7 +49,7 @@ export async function handleInlineCompletion(
     line: params.position.line,
     character: params.position.character,
   });
-  const sub = token.onCancellationRequested(() => call.cancel());
+  const sub = onCancel(token, () => call.cancel());
   try {
     const result = await call.result;
     if (result.status === 'cancelled') throw cancelledError();

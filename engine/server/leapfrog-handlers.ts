@@ -21,6 +21,7 @@ import type { EngineCore } from './engine-core';
 import { requireFields, toResponseError } from './errors';
 import { buildStatus, type ClientCounters } from './status';
 import { log } from './log';
+import { onCancel } from './on-cancel';
 
 export function registerLeapfrogHandlers(conn: Connection, core: EngineCore, counters: ClientCounters): void {
   conn.onRequest(StatusRequest, () => buildStatus(core, counters));
@@ -55,7 +56,7 @@ export function registerLeapfrogHandlers(conn: Connection, core: EngineCore, cou
   conn.onRequest(ChatRequest, async (params, token: CancellationToken) => {
     requireFields(params, { conversationId: 'string', message: 'string' });
     try {
-      return await core.chat.turn(params, (cancel) => token.onCancellationRequested(cancel));
+      return await core.chat.turn(params, (cancel) => onCancel(token, cancel));
     } catch (err) {
       throw toResponseError(err, 'chat');
     }
@@ -66,7 +67,7 @@ export function registerLeapfrogHandlers(conn: Connection, core: EngineCore, cou
     try {
       return await core.chat.turn(
         { conversationId: params.conversationId, message: explainMessage(params), maxTokens: params.maxTokens },
-        (cancel) => token.onCancellationRequested(cancel),
+        (cancel) => onCancel(token, cancel),
       );
     } catch (err) {
       throw toResponseError(err, 'explain');

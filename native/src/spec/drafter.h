@@ -10,6 +10,18 @@
 
 namespace leapfrog {
 
+// A draft shaped as a tree: node i holds tokens[i] and follows node parents[i] (-1: the
+// root, the token the target has just chosen). Parents come before their children.
+struct DraftTree {
+  std::vector<int32_t> tokens;
+  std::vector<int32_t> parents;
+  void clear() {
+    tokens.clear();
+    parents.clear();
+  }
+  size_t size() const { return tokens.size(); }
+};
+
 class Drafter {
  public:
   virtual ~Drafter() = default;
@@ -18,6 +30,17 @@ class Drafter {
   // emitted so far) to `out`. May propose fewer, or none.
   virtual void propose(std::span<const int32_t> context, int max_len, std::vector<int32_t>& out,
                        const std::atomic<bool>& abort) = 0;
+  // A tree of up to `max_nodes` nodes. By default the chain from propose(); drafters that
+  // know where they are unsure branch there.
+  virtual void propose_tree(std::span<const int32_t> context, int max_nodes, DraftTree& out,
+                            const std::atomic<bool>& abort) {
+    std::vector<int32_t> chain;
+    propose(context, max_nodes, chain, abort);
+    for (size_t i = 0; i < chain.size(); ++i) {
+      out.tokens.push_back(chain[i]);
+      out.parents.push_back(static_cast<int32_t>(i) - 1);
+    }
+  }
   // Cost of drafting one token, in milliseconds (0 for lookups): the budget weighs it.
   virtual double ms_per_token() const { return 0; }
 };

@@ -17,25 +17,37 @@ float top_probability(const float* logits, int n, int32_t top) {
   return static_cast<float>(1.0 / sum);
 }
 
+// The runner-up token and its probability.
+std::pair<int32_t, float> second_choice(const float* logits, int n, int32_t top) {
+  int32_t second = top == 0 ? 1 : 0;
+  for (int i = 0; i < n; ++i) {
+    if (i != top && logits[i] > logits[second]) second = i;
+  }
+  const float m = logits[top];
+  double sum = 0;
+  for (int i = 0; i < n; ++i) sum += std::exp(static_cast<double>(logits[i] - m));
+  return {second, static_cast<float>(std::exp(static_cast<double>(logits[second] - m)) / sum)};
+}
+
 }  // namespace
 
-void ModelDrafter::propose(std::span<const int32_t> context, int max_len,
-                           std::vector<int32_t>& out, const std::atomic<bool>& abort) {
-  if (max_len <= 0 || context.empty()) return;
+template <typename Step>
+int ModelDrafter::draft_chain(std::span<const int32_t> context, int max_len,
+                              const std::atomic<bool>& abort, Step step) {
+  if (max_len <= 0 || context.empty()) return 0;
   if (static_cast<int>(context.size()) + max_len >= draft_.n_ctx()) {
     max_len = draft_.n_ctx() - static_cast<int>(context.size()) - 1;
-    if (max_len <= 0) return;
+    if (max_len <= 0) return 0;
   }
   const auto t0 = std::chrono::steady_clock::now();
-  const int n_vocab = draft_.n_vocab();
   const int keep = draft_.reuse_prefix(context);
   std::span<const float> logits = draft_.forward(context.subspan(keep), false, &abort);
   int drafted = 0;
   int32_t tok[1];
   for (int i = 0; i < max_len; ++i) {
-    tok[0] = Sampler::argmax(logits.data(), n_vocab);
-    if (top_probability(logits.data(), n_vocab, tok[0]) < min_confidence_ && i > 0) break;
-    out.push_back(tok[0]);
+    const int32_t next = step(i, logits.data());
+    if (next < 0) break;
+    tok[0] = next;
     ++drafted;
     if (i + 1 == max_len || abort.load(std::memory_order_relaxed)) break;
     logits = draft_.forward(tok, false, &abort);
@@ -43,6 +55,43 @@ void ModelDrafter::propose(std::span<const int32_t> context, int max_len,
   const double ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   if (drafted > 0) ms_per_token_ = 0.8 * ms_per_token_ + 0.2 * (ms / drafted);
+  return drafted;
+}
+
+void ModelDrafter::propose(std::span<const int32_t> context, int max_len,
+                           std::vector<int32_t>& out, const std::atomic<bool>& abort) {
+  const int n_vocab = draft_.n_vocab();
+  draft_chain(context, max_len, abort, [&](int i, const float* logits) -> int32_t {
+    const int32_t top = Sampler::argmax(logits, n_vocab);
+    // Stop where the draft itself doubts: a wasted row costs more than it is likely to earn.
+    if (i > 0 && top_probability(logits, n_vocab, top) < min_confidence_) return -1;
+    out.push_back(top);
+    return top;
+  });
+}
+
+void ModelDrafter::propose_tree(std::span<const int32_t> context, int max_nodes, DraftTree& out,
+                                const std::atomic<bool>& abort) {
+  const int n_vocab = draft_.n_vocab();
+  int32_t chain_parent = -1;
+  draft_chain(context, max_nodes, abort, [&](int i, const float* logits) -> int32_t {
+    if (static_cast<int>(out.size()) >= max_nodes) return -1;
+    const int32_t top = Sampler::argmax(logits, n_vocab);
+    const float p_top = top_probability(logits, n_vocab, top);
+    if (i > 0 && p_top < min_confidence_ * 0.5f) return -1;
+    out.tokens.push_back(top);
+    out.parents.push_back(chain_parent);
+    const int32_t top_node = static_cast<int32_t>(out.size()) - 1;
+    if (p_top < branch_below_ && static_cast<int>(out.size()) < max_nodes) {
+      const auto [second, p_second] = second_choice(logits, n_vocab, top);
+      if (p_second > 0.05f) {
+        out.tokens.push_back(second);
+        out.parents.push_back(chain_parent);
+      }
+    }
+    chain_parent = top_node;
+    return top;
+  });
 }
 
 }  // namespace leapfrog

@@ -14,11 +14,22 @@ class ModelDrafter : public Drafter {
   const char* name() const override { return "draft"; }
   void propose(std::span<const int32_t> context, int max_len, std::vector<int32_t>& out,
                const std::atomic<bool>& abort) override;
+  // The greedy chain, plus the runner-up token as an extra leaf wherever the draft's top
+  // choice is unsure (top probability below `branch_below`), while nodes remain.
+  void propose_tree(std::span<const int32_t> context, int max_nodes, DraftTree& out,
+                    const std::atomic<bool>& abort) override;
   double ms_per_token() const override { return ms_per_token_; }
 
  private:
   Session& draft_;
+  // Runs the draft over `context` and then greedily onward; calls step(i, logits) for each
+  // drafted position until it returns false or `max_len` tokens are drafted.
+  template <typename Step>
+  int draft_chain(std::span<const int32_t> context, int max_len, const std::atomic<bool>& abort,
+                  Step step);
+
   float min_confidence_;
+  float branch_below_ = 0.75f;
   double ms_per_token_ = 0.5;  // running estimate, refined from measurements
 };
 

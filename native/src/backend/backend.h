@@ -1,0 +1,104 @@
+// The operations a model graph needs, independent of where they run. The graph (model/)
+// calls only this interface; the CPU backend (backend/cpu/) implements it today, and a CUDA
+// or Metal backend can implement it later without touching the graph.
+//
+// Conventions: activations are row-major f32 matrices of `n` rows (tokens, 1..64 per call)
+// by `dim` columns. Weights are GGUF tensors used in place from the file mapping: a weight
+// of `rows` output features by `cols` input features, each row `row_bytes` long.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "gguf/ggml_types.h"
+
+namespace leapfrog {
+
+// A 2-D weight matrix as stored in the GGUF file (not owned).
+struct WeightView {
+  GgmlType type = GgmlType::F32;
+  const uint8_t* data = nullptr;
+  int64_t rows = 0;  // output features (GGUF ne[1])
+  int64_t cols = 0;  // input features (GGUF ne[0], the contiguous dimension)
+  size_t row_bytes = 0;
+  const uint8_t* row(int64_t r) const { return data + static_cast<size_t>(r) * row_bytes; }
+};
+
+enum class RopeStyle {
+  Normal,  // rotates adjacent pairs (x[2i], x[2i+1]): llama
+  NeoX,    // rotates (x[i], x[i + n_dims/2]): qwen2, qwen3
+};
+
+struct RopeParams {
+  RopeStyle style = RopeStyle::Normal;
+  int n_dims = 0;           // rotated dimensions per head (<= head_dim; the rest pass through)
+  float freq_base = 10000;  // theta
+  float freq_scale = 1;     // 1 / linear scaling factor
+};
+
+// Key/value storage for one sequence: per layer, `n_ctx` positions of `kv_dim`
+// (= n_kv_heads * head_dim) values. Stored as f16, like llama.cpp's default cache type:
+// half the memory traffic of f32 and the same rounding as the reference implementation.
+struct KvLayout {
+  int n_layers = 0;
+  int n_ctx = 0;
+  int n_kv_heads = 0;
+  int head_dim = 0;
+  int kv_dim() const { return n_kv_heads * head_dim; }
+};
+
+class KvStorage {
+ public:
+  virtual ~KvStorage() = default;
+  virtual const KvLayout& layout() const = 0;
+  // Writes `n` rows of K and V (f32, n x kv_dim) for `layer` at positions [pos, pos+n).
+  virtual void store(int layer, int pos, int n, const float* k, const float* v) = 0;
+  // Copies position `from` to `to` in every layer (compacting an accepted tree branch).
+  virtual void move(int from, int to) = 0;
+};
+
+struct AttentionArgs {
+  const float* q = nullptr;  // n x (n_heads * head_dim), RoPE already applied
+  int n = 0;                 // query rows
+  int n_heads = 0;
+  int layer = 0;
+  int kv_len = 0;                  // cache positions [0, kv_len) are visible (subject to mask)
+  const int32_t* q_pos = nullptr;  // absolute position of each query row (causal mask)
+  // Optional n x kv_len mask (nonzero = may attend). When null the mask is causal:
+  // row i attends to positions <= q_pos[i]. A token tree passes its ancestor mask here.
+  const uint8_t* mask = nullptr;
+  float scale = 1;       // usually 1/sqrt(head_dim)
+  float* out = nullptr;  // n x (n_heads * head_dim)
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual std::string name() const = 0;
+  virtual int threads() const = 0;
+
+  // y[i, r] = sum_c W[r, c] * x[i, c] for i < n; x is n x w.cols, y is n x w.rows.
+  virtual void matmul(const WeightView& w, const float* x, int n, float* y) = 0;
+  // out[i, :] = dequantized row ids[i] of `table` (embedding lookup).
+  virtual void get_rows(const WeightView& table, const int32_t* ids, int n, float* out) = 0;
+  // y = x / sqrt(mean(x^2) + eps) * w, over rows of `dim` (w may be null: no weight).
+  // Works in place (y == x). `n` rows; used per head too (dim = head_dim).
+  virtual void rms_norm(const float* x, const float* w, int n, int dim, float eps, float* y) = 0;
+  // Rotates in place: x is n rows of n_heads * head_dim; row i at position pos[i].
+  virtual void rope(float* x, int n, int n_heads, int head_dim, const int32_t* pos,
+                    const RopeParams& p) = 0;
+  // gate = silu(gate) * up over n x dim (in place into gate).
+  virtual void swiglu(float* gate, const float* up, int n, int dim) = 0;
+  // x[i, :] += b (bias broadcast over n rows of dim).
+  virtual void add_bias(float* x, const float* b, int n, int dim) = 0;
+  // x += y, elementwise over count values.
+  virtual void add(float* x, const float* y, size_t count) = 0;
+  // Softmax in place over each of n rows of dim.
+  virtual void softmax(float* x, int n, int dim) = 0;
+
+  virtual std::unique_ptr<KvStorage> create_kv(const KvLayout& layout) = 0;
+  virtual void attention(KvStorage& kv, const AttentionArgs& args) = 0;
+};
+
+}  // namespace leapfrog

@@ -1,0 +1,36 @@
+#include "backend/cpu/cpu_kv.h"
+
+#include <cstring>
+#include <stdexcept>
+
+#include "backend/cpu/fp16.h"
+
+namespace leapfrog::cpu {
+
+CpuKvStorage::CpuKvStorage(const KvLayout& layout) : layout_(layout) {
+  const size_t n = static_cast<size_t>(layout.n_layers) * layout.n_ctx * layout.kv_dim();
+  k_.resize(n);
+  v_.resize(n);
+}
+
+void CpuKvStorage::store(int layer, int pos, int n, const float* k, const float* v) {
+  if (pos < 0 || pos + n > layout_.n_ctx) throw std::out_of_range("KV store past the context");
+  const size_t count = static_cast<size_t>(n) * layout_.kv_dim();
+  uint16_t* kd = k_.data() + offset(layer, pos);
+  uint16_t* vd = v_.data() + offset(layer, pos);
+  for (size_t i = 0; i < count; ++i) {
+    kd[i] = f32_to_f16(k[i]);
+    vd[i] = f32_to_f16(v[i]);
+  }
+}
+
+void CpuKvStorage::move(int from, int to) {
+  if (from == to) return;
+  const size_t bytes = layout_.kv_dim() * sizeof(uint16_t);
+  for (int l = 0; l < layout_.n_layers; ++l) {
+    std::memmove(k_.data() + offset(l, to), k_.data() + offset(l, from), bytes);
+    std::memmove(v_.data() + offset(l, to), v_.data() + offset(l, from), bytes);
+  }
+}
+
+}  // namespace leapfrog::cpu

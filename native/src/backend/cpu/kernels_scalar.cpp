@@ -1,0 +1,240 @@
+// Portable kernels: the definition of what every faster path must compute.
+#include <cmath>
+#include <cstring>
+
+#include "backend/cpu/fp16.h"
+#include "backend/cpu/kernels.h"
+#include "backend/cpu/quant_blocks.h"
+
+namespace leapfrog::cpu {
+
+namespace {
+
+// ---- activation preparation -------------------------------------------------------------
+
+void quant_f32(const float* x, void* dst, int64_t n) { std::memcpy(dst, x, n * 4); }
+
+void quant_f16(const float* x, void* dst, int64_t n) {
+  uint16_t* y = static_cast<uint16_t*>(dst);
+  for (int64_t i = 0; i < n; ++i) y[i] = f32_to_f16(x[i]);
+}
+
+void quant_bf16(const float* x, void* dst, int64_t n) {
+  uint16_t* y = static_cast<uint16_t*>(dst);
+  for (int64_t i = 0; i < n; ++i) y[i] = f32_to_bf16(x[i]);
+}
+
+// Per 32 values: d = max|x| / 127, q = round(x / d) (ties to even, as vroundps does), and
+// the stored scale rounded through f16 (llama.cpp keeps it as f16).
+void quant_q8_0(const float* x, void* dst, int64_t n) {
+  ActQ8_0* y = static_cast<ActQ8_0*>(dst);
+  for (int64_t b = 0; b < n / kQK; ++b, x += kQK) {
+    float amax = 0;
+    for (int j = 0; j < kQK; ++j) amax = std::fmax(amax, std::fabs(x[j]));
+    const float d = amax / 127.0f;
+    const float id = d != 0 ? 1.0f / d : 0.0f;
+    for (int j = 0; j < kQK; ++j) y[b].qs[j] = static_cast<int8_t>(std::nearbyintf(x[j] * id));
+    y[b].d = f16_to_f32(f32_to_f16(d));
+  }
+}
+
+// Per 256 values, as llama.cpp's Q8_K: the value of largest magnitude maps to -127 exactly
+// (scale = -127 / max), others are clamped to 127.
+void quant_q8_k(const float* x, void* dst, int64_t n) {
+  ActQ8_K* y = static_cast<ActQ8_K*>(dst);
+  for (int64_t b = 0; b < n / kQK_K; ++b, x += kQK_K) {
+    float amax = 0, max = 0;
+    for (int j = 0; j < kQK_K; ++j) {
+      const float ax = std::fabs(x[j]);
+      if (ax > amax) {
+        amax = ax;
+        max = x[j];
+      }
+    }
+    if (amax == 0) {
+      y[b].d = 0;
+      std::memset(y[b].qs, 0, sizeof(y[b].qs));
+      std::memset(y[b].bsums, 0, sizeof(y[b].bsums));
+      continue;
+    }
+    const float iscale = -127.0f / max;
+    for (int j = 0; j < kQK_K; ++j) {
+      int v = static_cast<int>(std::nearbyintf(iscale * x[j]));
+      y[b].qs[j] = static_cast<int8_t>(v > 127 ? 127 : v);
+    }
+    for (int g = 0; g < kQK_K / 16; ++g) {
+      int s = 0;
+      for (int j = 0; j < 16; ++j) s += y[b].qs[g * 16 + j];
+      y[b].bsums[g] = static_cast<int16_t>(s);
+    }
+    y[b].d = 1.0f / iscale;
+  }
+}
+
+// ---- dot products ------------------------------------------------------------------------
+
+// Eight partial sums (like an 8-lane vector) keep float rounding close to the SIMD paths.
+template <typename Load>
+float dot_lanes(int64_t n, Load load) {
+  float acc[8] = {};
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    for (int l = 0; l < 8; ++l) acc[l] += load(i + l);
+  }
+  float s = 0;
+  for (int l = 0; l < 8; ++l) s += acc[l];
+  for (; i < n; ++i) s += load(i);
+  return s;
+}
+
+float dot_f32(const void* w, const void* a, int64_t n) {
+  const float* x = static_cast<const float*>(w);
+  const float* y = static_cast<const float*>(a);
+  return dot_lanes(n, [&](int64_t i) { return x[i] * y[i]; });
+}
+
+float dot_f16(const void* w, const void* a, int64_t n) {
+  const uint16_t* x = static_cast<const uint16_t*>(w);
+  const uint16_t* y = static_cast<const uint16_t*>(a);
+  return dot_lanes(n, [&](int64_t i) { return f16_to_f32(x[i]) * f16_to_f32(y[i]); });
+}
+
+float dot_bf16(const void* w, const void* a, int64_t n) {
+  const uint16_t* x = static_cast<const uint16_t*>(w);
+  const uint16_t* y = static_cast<const uint16_t*>(a);
+  return dot_lanes(n, [&](int64_t i) { return bf16_to_f32(x[i]) * bf16_to_f32(y[i]); });
+}
+
+float dot_q8_0(const void* w, const void* a, int64_t n) {
+  const BlockQ8_0* x = static_cast<const BlockQ8_0*>(w);
+  const ActQ8_0* y = static_cast<const ActQ8_0*>(a);
+  float sum = 0;
+  for (int64_t b = 0; b < n / kQK; ++b) {
+    int isum = 0;
+    for (int j = 0; j < kQK; ++j) isum += x[b].qs[j] * y[b].qs[j];
+    sum += static_cast<float>(isum) * (f16_to_f32(x[b].d) * y[b].d);
+  }
+  return sum;
+}
+
+float dot_q4_0(const void* w, const void* a, int64_t n) {
+  const BlockQ4_0* x = static_cast<const BlockQ4_0*>(w);
+  const ActQ8_0* y = static_cast<const ActQ8_0*>(a);
+  float sum = 0;
+  for (int64_t b = 0; b < n / kQK; ++b) {
+    int isum = 0;
+    for (int j = 0; j < kQK / 2; ++j) {
+      isum += ((x[b].qs[j] & 0xF) - 8) * y[b].qs[j];
+      isum += ((x[b].qs[j] >> 4) - 8) * y[b].qs[j + kQK / 2];
+    }
+    sum += static_cast<float>(isum) * (f16_to_f32(x[b].d) * y[b].d);
+  }
+  return sum;
+}
+
+// Q4_K and Q5_K: per super-block, sum_q = sum_j sc_j * <q_j, a_j> and
+// sum_m = sum_j m_j * (sum of a over sub-block j); result d*da*sum_q - dmin*da*sum_m.
+float dot_q4_k(const void* w, const void* a, int64_t n) {
+  const BlockQ4_K* x = static_cast<const BlockQ4_K*>(w);
+  const ActQ8_K* y = static_cast<const ActQ8_K*>(a);
+  float sum = 0;
+  for (int64_t b = 0; b < n / kQK_K; ++b) {
+    int sum_q = 0, sum_m = 0;
+    const uint8_t* q = x[b].qs;
+    const int8_t* act = y[b].qs;
+    for (int c = 0; c < 4; ++c, q += 32, act += 64) {
+      uint8_t sc0, m0, sc1, m1;
+      scale_min_k4(2 * c, x[b].scales, sc0, m0);
+      scale_min_k4(2 * c + 1, x[b].scales, sc1, m1);
+      int s0 = 0, s1 = 0;
+      for (int l = 0; l < 32; ++l) {
+        s0 += (q[l] & 0xF) * act[l];
+        s1 += (q[l] >> 4) * act[l + 32];
+      }
+      sum_q += sc0 * s0 + sc1 * s1;
+      sum_m += m0 * (y[b].bsums[4 * c] + y[b].bsums[4 * c + 1]) +
+               m1 * (y[b].bsums[4 * c + 2] + y[b].bsums[4 * c + 3]);
+    }
+    const float d = f16_to_f32(x[b].d) * y[b].d;
+    const float dmin = f16_to_f32(x[b].dmin) * y[b].d;
+    sum += d * static_cast<float>(sum_q) - dmin * static_cast<float>(sum_m);
+  }
+  return sum;
+}
+
+float dot_q5_k(const void* w, const void* a, int64_t n) {
+  const BlockQ5_K* x = static_cast<const BlockQ5_K*>(w);
+  const ActQ8_K* y = static_cast<const ActQ8_K*>(a);
+  float sum = 0;
+  for (int64_t b = 0; b < n / kQK_K; ++b) {
+    int sum_q = 0, sum_m = 0;
+    const uint8_t* q = x[b].qs;
+    const uint8_t* qh = x[b].qh;
+    const int8_t* act = y[b].qs;
+    for (int c = 0; c < 4; ++c, q += 32, act += 64) {
+      uint8_t sc0, m0, sc1, m1;
+      scale_min_k4(2 * c, x[b].scales, sc0, m0);
+      scale_min_k4(2 * c + 1, x[b].scales, sc1, m1);
+      const uint8_t u0 = 1u << (2 * c), u1 = 2u << (2 * c);
+      int s0 = 0, s1 = 0;
+      for (int l = 0; l < 32; ++l) {
+        s0 += ((q[l] & 0xF) + (qh[l] & u0 ? 16 : 0)) * act[l];
+        s1 += ((q[l] >> 4) + (qh[l] & u1 ? 16 : 0)) * act[l + 32];
+      }
+      sum_q += sc0 * s0 + sc1 * s1;
+      sum_m += m0 * (y[b].bsums[4 * c] + y[b].bsums[4 * c + 1]) +
+               m1 * (y[b].bsums[4 * c + 2] + y[b].bsums[4 * c + 3]);
+    }
+    const float d = f16_to_f32(x[b].d) * y[b].d;
+    const float dmin = f16_to_f32(x[b].dmin) * y[b].d;
+    sum += d * static_cast<float>(sum_q) - dmin * static_cast<float>(sum_m);
+  }
+  return sum;
+}
+
+// Q6_K: values are (6-bit - 32); per 16 weights an int8 scale. The -32 offset is applied
+// through the activation sums: sum (q-32)*a = sum q*a - 32 * bsum.
+float dot_q6_k(const void* w, const void* a, int64_t n) {
+  const BlockQ6_K* x = static_cast<const BlockQ6_K*>(w);
+  const ActQ8_K* y = static_cast<const ActQ8_K*>(a);
+  float sum = 0;
+  for (int64_t b = 0; b < n / kQK_K; ++b) {
+    int sub[16] = {};  // sum q*a per 16-weight sub-block (q unsigned 0..63)
+    const uint8_t* ql = x[b].ql;
+    const uint8_t* qh = x[b].qh;
+    const int8_t* act = y[b].qs;
+    for (int half = 0; half < 2; ++half, ql += 64, qh += 32, act += 128) {
+      int* s = sub + 8 * half;
+      for (int l = 0; l < 32; ++l) {
+        const int is = l / 16;
+        s[is + 0] += ((ql[l] & 0xF) | (((qh[l] >> 0) & 3) << 4)) * act[l];
+        s[is + 2] += ((ql[l + 32] & 0xF) | (((qh[l] >> 2) & 3) << 4)) * act[l + 32];
+        s[is + 4] += ((ql[l] >> 4) | (((qh[l] >> 4) & 3) << 4)) * act[l + 64];
+        s[is + 6] += ((ql[l + 32] >> 4) | (((qh[l] >> 6) & 3) << 4)) * act[l + 96];
+      }
+    }
+    int isum = 0;
+    for (int k = 0; k < 16; ++k) isum += x[b].scales[k] * (sub[k] - 32 * y[b].bsums[k]);
+    sum += f16_to_f32(x[b].d) * y[b].d * static_cast<float>(isum);
+  }
+  return sum;
+}
+
+void axpy_f16(float a, const uint16_t* v, float* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] += a * f16_to_f32(v[i]);
+}
+
+}  // namespace
+
+const Kernels& kernels_scalar() {
+  static const Kernels k = {
+      Isa::Scalar,
+      {quant_f32, quant_f16, quant_bf16, quant_q8_0, quant_q8_k},
+      {dot_f32, dot_f16, dot_bf16, dot_q8_0, dot_q4_0, dot_q4_k, dot_q5_k, dot_q6_k},
+      {},
+      axpy_f16,
+  };
+  return k;
+}
+
+}  // namespace leapfrog::cpu

@@ -1,0 +1,442 @@
+// CPU kernels: dequantization of hand-built blocks, scalar vs AVX2 agreement, matmul against
+// a naive reference, RoPE / attention / norms against naive references.
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "backend/cpu/cpu_backend.h"
+#include "backend/cpu/dequant.h"
+#include "backend/cpu/fp16.h"
+#include "backend/cpu/kernels.h"
+#include "backend/cpu/quant_blocks.h"
+#include "test_harness.h"
+
+using namespace leapfrog;
+using namespace leapfrog::cpu;
+
+namespace {
+
+constexpr uint16_t kHalfOne = 0x3C00, kHalfHalf = 0x3800, kHalfTwo = 0x4000;
+
+std::vector<float> deq(GgmlType t, const void* p, int n) {
+  std::vector<float> y(n);
+  dequantize_row(t, p, y.data(), n);
+  return y;
+}
+
+// Packs 8 six-bit scales and mins the way Q4_K/Q5_K store them.
+void pack_scales(const int sc[8], const int m[8], uint8_t out[12]) {
+  for (int j = 0; j < 4; ++j) {
+    out[j] = static_cast<uint8_t>((sc[j] & 63) | ((sc[j + 4] >> 4) << 6));
+    out[j + 4] = static_cast<uint8_t>((m[j] & 63) | ((m[j + 4] >> 4) << 6));
+    out[j + 8] = static_cast<uint8_t>((sc[j + 4] & 0xF) | ((m[j + 4] & 0xF) << 4));
+  }
+}
+
+// Random bytes with sane f16 scales at the right offsets: a valid block of any type.
+std::vector<uint8_t> random_row(GgmlType t, int n, std::mt19937& rng) {
+  const size_t bytes = ggml_row_bytes(t, n);
+  std::vector<uint8_t> row(bytes);
+  for (auto& b : row) b = static_cast<uint8_t>(rng());
+  std::uniform_real_distribution<float> u(-1, 1);
+  auto put_half = [&](size_t off, float v) {
+    uint16_t h = f32_to_f16(v);
+    std::memcpy(row.data() + off, &h, 2);
+  };
+  switch (t) {
+    case GgmlType::F32:
+      for (int i = 0; i < n; ++i) {
+        float v = u(rng);
+        std::memcpy(row.data() + 4 * i, &v, 4);
+      }
+      break;
+    case GgmlType::F16:
+      for (int i = 0; i < n; ++i) put_half(2 * i, u(rng));
+      break;
+    case GgmlType::BF16:
+      for (int i = 0; i < n; ++i) {
+        uint16_t h = f32_to_bf16(u(rng));
+        std::memcpy(row.data() + 2 * i, &h, 2);
+      }
+      break;
+    case GgmlType::Q8_0:
+      for (int b = 0; b < n / 32; ++b) put_half(34 * b, 0.01f * (1 + b % 3));
+      break;
+    case GgmlType::Q4_0:
+      for (int b = 0; b < n / 32; ++b) put_half(18 * b, 0.1f * (1 + b % 3));
+      break;
+    case GgmlType::Q4_K:
+      for (int b = 0; b < n / 256; ++b) put_half(144 * b, 0.002f), put_half(144 * b + 2, 0.001f);
+      break;
+    case GgmlType::Q5_K:
+      for (int b = 0; b < n / 256; ++b) put_half(176 * b, 0.001f), put_half(176 * b + 2, 0.001f);
+      break;
+    case GgmlType::Q6_K:
+      for (int b = 0; b < n / 256; ++b) put_half(210 * b + 208, 0.0005f);
+      break;
+    default:
+      break;
+  }
+  return row;
+}
+
+const GgmlType kAllTypes[] = {GgmlType::F32,  GgmlType::F16,  GgmlType::BF16, GgmlType::Q8_0,
+                              GgmlType::Q4_0, GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K};
+
+std::string tname(GgmlType t) { return std::string(ggml_type_traits(uint32_t(t))->name); }
+
+void check_close(const std::vector<float>& got, const std::vector<float>& want, double rel,
+                 const std::string& what) {
+  double num = 0, den = 0;
+  for (size_t i = 0; i < want.size(); ++i) {
+    num += (got[i] - want[i]) * double(got[i] - want[i]);
+    den += double(want[i]) * want[i];
+  }
+  const double err = std::sqrt(num / std::max(den, 1e-30));
+  if (!(err <= rel)) {
+    throw lftest::FailTest{what + ": relative error " + std::to_string(err) + " > " +
+                           std::to_string(rel)};
+  }
+}
+
+}  // namespace
+
+TEST(fp16_conversions_round_trip_and_round_to_nearest_even) {
+  CHECK_EQ(f16_to_f32(0x3C00), 1.0f);
+  CHECK_EQ(f16_to_f32(0xC000), -2.0f);
+  CHECK_EQ(f16_to_f32(0x0001), std::ldexp(1.0f, -24));  // smallest subnormal
+  CHECK_EQ(f16_to_f32(0x7BFF), 65504.0f);
+  CHECK(std::isinf(f16_to_f32(0x7C00)));
+  for (uint32_t h = 0; h < 0x10000; ++h) {
+    if ((h & 0x7C00) == 0x7C00 && (h & 0x3FF)) continue;  // nan payloads
+    CHECK_EQ(f32_to_f16(f16_to_f32(uint16_t(h))), uint16_t(h));
+  }
+  CHECK_EQ(f32_to_f16(1.0f + std::ldexp(1.0f, -11)), uint16_t(0x3C00));  // tie to even
+  CHECK_EQ(f32_to_f16(1.0f + 3 * std::ldexp(1.0f, -11)), uint16_t(0x3C02));
+  CHECK_EQ(f32_to_f16(65520.0f), uint16_t(0x7C00));
+  CHECK_EQ(bf16_to_f32(0x3F80), 1.0f);
+  CHECK_EQ(f32_to_bf16(1.0f), uint16_t(0x3F80));
+}
+
+TEST(dequantize_f32_f16_bf16) {
+  float f[3] = {1.5f, -2.25f, 0};
+  CHECK(deq(GgmlType::F32, f, 3) == std::vector<float>({1.5f, -2.25f, 0}));
+  uint16_t h[2] = {0x3E00, 0xBC00};  // 1.5, -1
+  CHECK(deq(GgmlType::F16, h, 2) == std::vector<float>({1.5f, -1.0f}));
+  uint16_t b[2] = {0x4040, 0xBF00};  // 3, -0.5
+  CHECK(deq(GgmlType::BF16, b, 2) == std::vector<float>({3.0f, -0.5f}));
+}
+
+TEST(dequantize_q8_0_known_block) {
+  BlockQ8_0 blk;
+  blk.d = kHalfHalf;
+  for (int j = 0; j < 32; ++j) blk.qs[j] = int8_t(j - 16);
+  auto y = deq(GgmlType::Q8_0, &blk, 32);
+  for (int j = 0; j < 32; ++j) CHECK_EQ(y[j], (j - 16) * 0.5f);
+}
+
+TEST(dequantize_q4_0_known_block) {
+  BlockQ4_0 blk;
+  blk.d = kHalfTwo;
+  for (int j = 0; j < 16; ++j) blk.qs[j] = uint8_t(j | ((15 - j) << 4));
+  auto y = deq(GgmlType::Q4_0, &blk, 32);
+  for (int j = 0; j < 16; ++j) {
+    CHECK_EQ(y[j], (j - 8) * 2.0f);              // low nibbles: elements 0..15
+    CHECK_EQ(y[j + 16], ((15 - j) - 8) * 2.0f);  // high nibbles: elements 16..31
+  }
+}
+
+namespace {
+const int kSc[8] = {1, 2, 3, 4, 17, 33, 50, 63};  // > 15 exercises the packed high bits
+const int kMin[8] = {0, 5, 10, 15, 20, 40, 60, 63};
+int q4_of(int e) { return (e * 7 + 3) % 16; }
+int q5_of(int e) { return (e * 11 + 5) % 32; }
+int q6_of(int e) { return (e * 13 + 7) % 64; }
+}  // namespace
+
+TEST(dequantize_q4_k_known_block) {
+  BlockQ4_K blk{};
+  blk.d = kHalfOne;
+  blk.dmin = kHalfHalf;
+  pack_scales(kSc, kMin, blk.scales);
+  // Element 64c + l: low nibble of qs[32c + l]; element 64c + 32 + l: its high nibble.
+  for (int c = 0; c < 4; ++c) {
+    for (int l = 0; l < 32; ++l) {
+      blk.qs[32 * c + l] = uint8_t(q4_of(64 * c + l) | (q4_of(64 * c + 32 + l) << 4));
+    }
+  }
+  auto y = deq(GgmlType::Q4_K, &blk, 256);
+  for (int e = 0; e < 256; ++e) {
+    const int sb = e / 32;
+    CHECK_EQ(y[e], 1.0f * kSc[sb] * q4_of(e) - 0.5f * kMin[sb]);
+  }
+}
+
+TEST(dequantize_q5_k_known_block) {
+  BlockQ5_K blk{};
+  blk.d = kHalfOne;
+  blk.dmin = kHalfHalf;
+  pack_scales(kSc, kMin, blk.scales);
+  for (int c = 0; c < 4; ++c) {
+    for (int l = 0; l < 32; ++l) {
+      const int lo = q5_of(64 * c + l), hi = q5_of(64 * c + 32 + l);
+      blk.qs[32 * c + l] = uint8_t((lo & 0xF) | ((hi & 0xF) << 4));
+      // Fifth bits: bit 2c of qh[l] for the first sub-block, bit 2c+1 for the second.
+      blk.qh[l] |= uint8_t(((lo >> 4) << (2 * c)) | ((hi >> 4) << (2 * c + 1)));
+    }
+  }
+  auto y = deq(GgmlType::Q5_K, &blk, 256);
+  for (int e = 0; e < 256; ++e) {
+    const int sb = e / 32;
+    CHECK_EQ(y[e], 1.0f * kSc[sb] * q5_of(e) - 0.5f * kMin[sb]);
+  }
+}
+
+TEST(dequantize_q6_k_known_block) {
+  BlockQ6_K blk{};
+  blk.d = kHalfHalf;
+  for (int k = 0; k < 16; ++k) blk.scales[k] = int8_t(k % 2 ? -(k + 1) : k + 1);
+  // Per 128-weight half h: element 32r + l (r = 0..3, l < 32) takes its low 4 bits from
+  // ql[64h + l + 32*(r&1)] (low nibble for r < 2, high for r >= 2) and its top 2 bits from
+  // bits 2r..2r+1 of qh[32h + l].
+  for (int h = 0; h < 2; ++h) {
+    for (int r = 0; r < 4; ++r) {
+      for (int l = 0; l < 32; ++l) {
+        const int q = q6_of(128 * h + 32 * r + l);
+        uint8_t& lo = blk.ql[64 * h + l + 32 * (r & 1)];
+        lo |= uint8_t(r < 2 ? (q & 0xF) : (q & 0xF) << 4);
+        blk.qh[32 * h + l] |= uint8_t((q >> 4) << (2 * r));
+      }
+    }
+  }
+  auto y = deq(GgmlType::Q6_K, &blk, 256);
+  for (int e = 0; e < 256; ++e) {
+    CHECK_EQ(y[e], 0.5f * blk.scales[e / 16] * (q6_of(e) - 32));
+  }
+}
+
+TEST(activation_quantizers_scalar_and_avx2_identical) {
+  const Kernels* avx = kernels_avx2();
+  if (!avx || detect_isa() == Isa::Scalar) SKIP("no AVX2 on this CPU (or forced scalar)");
+  std::mt19937 rng(7);
+  std::normal_distribution<float> nd(0, 3);
+  std::vector<float> x(1024);
+  for (auto& v : x) v = nd(rng);
+  for (int f = 0; f < 5; ++f) {
+    const size_t bytes = act_row_bytes(ActFormat(f), 1024);
+    std::vector<uint8_t> a(bytes), b(bytes);
+    kernels_scalar().quantize[f](x.data(), a.data(), 1024);
+    avx->quantize[f](x.data(), b.data(), 1024);
+    CHECK(a == b);
+  }
+}
+
+TEST(dot_kernels_scalar_and_avx2_agree) {
+  const Kernels* avx = kernels_avx2();
+  if (!avx || detect_isa() == Isa::Scalar) SKIP("no AVX2 on this CPU (or forced scalar)");
+  const Kernels& sc = kernels_scalar();
+  std::mt19937 rng(11);
+  std::normal_distribution<float> nd(0, 1);
+  const int n = 1024;
+  std::vector<float> x(n);
+  for (auto& v : x) v = nd(rng);
+  for (GgmlType t : kAllTypes) {
+    const int slot = kernel_slot(t);
+    const ActFormat f = act_format_for(t);
+    std::vector<uint8_t> act(act_row_bytes(f, n));
+    sc.quantize[int(f)](x.data(), act.data(), n);
+    for (int trial = 0; trial < 20; ++trial) {
+      auto w = random_row(t, n, rng);
+      const float a = sc.dot[slot](w.data(), act.data(), n);
+      const float b = avx->dot[slot](w.data(), act.data(), n);
+      if (std::fabs(a - b) > 1e-4f * (1 + std::fabs(a))) {
+        throw lftest::FailTest{tname(t) + ": scalar " + std::to_string(a) + " vs avx2 " +
+                               std::to_string(b)};
+      }
+    }
+  }
+  // axpy_f16
+  std::vector<uint16_t> v(37);
+  for (auto& h : v) h = f32_to_f16(nd(rng));
+  std::vector<float> y1(37, 1.0f), y2(37, 1.0f);
+  sc.axpy_f16(0.3f, v.data(), y1.data(), 37);
+  avx->axpy_f16(0.3f, v.data(), y2.data(), 37);
+  for (int i = 0; i < 37; ++i) CHECK(std::fabs(y1[i] - y2[i]) < 1e-6f);
+}
+
+// Every type through CpuBackend::matmul (each instruction set, 1 and 2 threads, batch sizes
+// 1..64) against dequantized weights times f32 activations in double precision. Tolerances:
+// f32 exact up to rounding; f16/bf16 activations rounded to 11/8 bits; 8-bit activations
+// (~0.4% per value, averaging down over the row).
+TEST(matmul_matches_naive_reference_all_types_isas_batches) {
+  std::mt19937 rng(3);
+  std::normal_distribution<float> nd(0, 1);
+  const int rows = 37, cols = 512;
+  for (Isa isa : {Isa::Scalar, Isa::Avx2}) {
+    if (isa > detect_isa()) continue;
+    for (int threads : {1, 2}) {
+      CpuBackendOptions o;
+      o.isa = isa;
+      o.threads = threads;
+      CpuBackend be(o);
+      for (GgmlType t : kAllTypes) {
+        std::vector<uint8_t> wbytes;
+        for (int r = 0; r < rows; ++r) {
+          auto row = random_row(t, cols, rng);
+          wbytes.insert(wbytes.end(), row.begin(), row.end());
+        }
+        WeightView w{t, wbytes.data(), rows, cols, ggml_row_bytes(t, cols)};
+        for (int n : {1, 3, 16, 64}) {
+          std::vector<float> x(size_t(n) * cols), y(size_t(n) * rows), ref(size_t(n) * rows);
+          for (auto& v : x) v = nd(rng);
+          be.matmul(w, x.data(), n, y.data());
+          std::vector<float> wr(cols);
+          for (int r = 0; r < rows; ++r) {
+            dequantize_row(t, w.row(r), wr.data(), cols);
+            for (int i = 0; i < n; ++i) {
+              double s = 0;
+              for (int c = 0; c < cols; ++c) s += double(wr[c]) * x[size_t(i) * cols + c];
+              ref[size_t(i) * rows + r] = float(s);
+            }
+          }
+          const double tol = t == GgmlType::F32    ? 1e-5
+                             : t == GgmlType::F16  ? 2e-3
+                             : t == GgmlType::BF16 ? 1e-2
+                                                   : 2e-2;
+          check_close(y, ref, tol,
+                      tname(t) + " " + isa_name(isa) + " n=" + std::to_string(n) +
+                          " threads=" + std::to_string(threads));
+        }
+      }
+    }
+  }
+}
+
+TEST(rope_normal_and_neox_match_naive) {
+  CpuBackend be;
+  std::mt19937 rng(5);
+  std::normal_distribution<float> nd(0, 1);
+  const int n = 3, heads = 2, hd = 16;
+  for (RopeStyle style : {RopeStyle::Normal, RopeStyle::NeoX}) {
+    for (int n_dims : {16, 8}) {
+      RopeParams p{style, n_dims, 10000.0f, 0.5f};
+      std::vector<float> x(n * heads * hd);
+      for (auto& v : x) v = nd(rng);
+      std::vector<float> y = x;
+      int32_t pos[3] = {0, 7, 300};
+      be.rope(y.data(), n, heads, hd, pos, p);
+      for (int i = 0; i < n; ++i) {
+        for (int h = 0; h < heads; ++h) {
+          const float* a = x.data() + (i * heads + h) * hd;
+          const float* b = y.data() + (i * heads + h) * hd;
+          for (int k = 0; k < n_dims / 2; ++k) {
+            const double theta = 0.5 * pos[i] * std::pow(10000.0, -2.0 * k / n_dims);
+            const int i0 = style == RopeStyle::Normal ? 2 * k : k;
+            const int i1 = style == RopeStyle::Normal ? 2 * k + 1 : k + n_dims / 2;
+            const double e0 = a[i0] * std::cos(theta) - a[i1] * std::sin(theta);
+            const double e1 = a[i0] * std::sin(theta) + a[i1] * std::cos(theta);
+            CHECK(std::fabs(b[i0] - e0) < 1e-3 && std::fabs(b[i1] - e1) < 1e-3);
+          }
+          for (int d = n_dims; d < hd; ++d) CHECK_EQ(b[d], a[d]);  // unrotated tail
+        }
+      }
+    }
+  }
+}
+
+TEST(rms_norm_softmax_swiglu_match_naive) {
+  CpuBackend be;
+  std::vector<float> x = {1, -2, 3, 0.5f}, w = {1, 2, 0.5f, -1}, y(4);
+  be.rms_norm(x.data(), w.data(), 1, 4, 1e-5f, y.data());
+  const double rms = std::sqrt((1 + 4 + 9 + 0.25) / 4 + 1e-5);
+  for (int i = 0; i < 4; ++i) CHECK(std::fabs(y[i] - x[i] / rms * w[i]) < 1e-6);
+  std::vector<float> s = {1, 2, 3};
+  be.softmax(s.data(), 1, 3);
+  const double z = std::exp(1) + std::exp(2) + std::exp(3);
+  for (int i = 0; i < 3; ++i) CHECK(std::fabs(s[i] - std::exp(i + 1) / z) < 1e-6);
+  std::vector<float> g = {-1, 0, 2}, u = {2, 3, 4};
+  be.swiglu(g.data(), u.data(), 1, 3);
+  for (int i = 0; i < 3; ++i) {
+    const double gv = std::vector<double>{-1, 0, 2}[i];
+    CHECK(std::fabs(g[i] - gv / (1 + std::exp(-gv)) * std::vector<double>{2, 3, 4}[i]) < 1e-5);
+  }
+}
+
+// Attention over an f16 cache with GQA, causal and explicit masks, against a naive version
+// computed from the same f16-rounded keys and values.
+TEST(attention_matches_naive_causal_and_masked) {
+  std::mt19937 rng(9);
+  std::normal_distribution<float> nd(0, 1);
+  const int heads = 4, kv_heads = 2, hd = 8, ctx = 20, kv_len = 12, n = 3;
+  for (Isa isa : {Isa::Scalar, Isa::Avx2}) {
+    if (isa > detect_isa()) continue;
+    CpuBackendOptions o;
+    o.isa = isa;
+    CpuBackend be(o);
+    KvLayout lay{1, ctx, kv_heads, hd};
+    auto kv = be.create_kv(lay);
+    std::vector<float> k(kv_len * kv_heads * hd), v(k.size());
+    for (auto& a : k) a = f16_to_f32(f32_to_f16(nd(rng)));
+    for (auto& a : v) a = f16_to_f32(f32_to_f16(nd(rng)));
+    kv->store(0, 0, kv_len, k.data(), v.data());
+    std::vector<float> q(n * heads * hd);
+    for (auto& a : q) a = f16_to_f32(f32_to_f16(nd(rng)));
+    int32_t qpos[n] = {9, 10, 11};
+    std::vector<uint8_t> mask(n * kv_len);
+    for (int i = 0; i < n; ++i)
+      for (int j = 0; j < kv_len; ++j) mask[i * kv_len + j] = (j % 3 != 1) && j <= qpos[i];
+    for (bool use_mask : {false, true}) {
+      std::vector<float> out(q.size());
+      AttentionArgs a;
+      a.q = q.data();
+      a.n = n;
+      a.n_heads = heads;
+      a.kv_len = kv_len;
+      a.q_pos = qpos;
+      a.mask = use_mask ? mask.data() : nullptr;
+      a.scale = 1.0f / std::sqrt(float(hd));
+      a.out = out.data();
+      be.attention(*kv, a);
+      for (int i = 0; i < n; ++i) {
+        for (int h = 0; h < heads; ++h) {
+          const int g = h / (heads / kv_heads);
+          std::vector<double> s(kv_len, -INFINITY);
+          double mx = -INFINITY;
+          for (int j = 0; j < kv_len; ++j) {
+            const bool vis = use_mask ? mask[i * kv_len + j] : j <= qpos[i];
+            if (!vis) continue;
+            double d = 0;
+            for (int c = 0; c < hd; ++c)
+              d += q[(i * heads + h) * hd + c] * k[(j * kv_heads + g) * hd + c];
+            s[j] = d * a.scale;
+            mx = std::max(mx, s[j]);
+          }
+          double z = 0;
+          for (auto& e : s) z += (e = std::exp(e - mx));
+          for (int c = 0; c < hd; ++c) {
+            double o2 = 0;
+            for (int j = 0; j < kv_len; ++j) o2 += s[j] / z * v[(j * kv_heads + g) * hd + c];
+            CHECK(std::fabs(out[(i * heads + h) * hd + c] - o2) < 1e-4);
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(isa_env_override_only_lowers) {
+  const char* prev = std::getenv("LEAPFROG_CPU_ISA");
+  const std::string saved = prev ? prev : "";
+  unsetenv("LEAPFROG_CPU_ISA");
+  const Isa best = detect_isa();
+  setenv("LEAPFROG_CPU_ISA", "scalar", 1);
+  CHECK(detect_isa() == Isa::Scalar);
+  setenv("LEAPFROG_CPU_ISA", "avx512", 1);
+  CHECK(detect_isa() <= best);
+  unsetenv("LEAPFROG_CPU_ISA");
+  CHECK(detect_isa() == best);
+  if (prev) setenv("LEAPFROG_CPU_ISA", saved.c_str(), 1);
+}
+
+TEST_MAIN()
