@@ -40,6 +40,7 @@ const spec = {
   // For differential tests: exact prompt ids, and the last prompt position's logits.
   'prompt-tokens': { kind: 'string' as const, hidden: true },
   'fixed-budget': { kind: 'flag' as const, hidden: true },
+  tree: { kind: 'flag' as const },
   'logits-out': { kind: 'string' as const, hidden: true },
 };
 
@@ -90,6 +91,7 @@ function generateParams(args: ParsedArgs): GenerateParams {
     spec: choiceOption<SpecMode>(args, 'spec', ['auto', 'off', 'ngram', 'draft'], 'auto'),
     budget: intOption(args, 'budget', 16, 0),
     adaptiveBudget: args['fixed-budget'] !== true,
+    tree: args.tree === true,
   };
 }
 

@@ -9,7 +9,7 @@ import { tokenizeCommand } from './tokenize';
 const USAGE = `usage: leapfrog <command> [options]
 
 commands:
-  generate  [--model F] [--draft F] [--spec auto|off|ngram|draft] [--budget N]
+  generate  [--model F] [--draft F] [--spec auto|off|ngram|draft] [--budget N] [--tree]
             (--prompt T | --prompt-file F) [--max-tokens N] [--temperature T] [--top-k K]
             [--top-p P] [--min-p P] [--repeat-penalty R] [--seed S] [--threads N]
             [--backend auto|cpu|cuda|metal] [--json]

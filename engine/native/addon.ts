@@ -48,6 +48,8 @@ export interface GenerateParams extends SamplingParams {
   budget: number; // largest draft length (0..63)
   /** false: always draft `budget` tokens instead of letting the controller choose. */
   adaptiveBudget?: boolean;
+  /** Draft token trees (branching where the drafter is unsure) instead of chains. */
+  tree?: boolean;
 }
 
 export interface GenerateStats {

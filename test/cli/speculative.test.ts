@@ -50,7 +50,13 @@ describe('speculative decoding', function () {
     promptIds = prompts().map((p) => target.tokenize(p, true, false));
   });
 
-  const configs: { spec: SpecMode; budget: number; draft?: 'q8' | 'q4'; adaptive: boolean }[] = [
+  const configs: {
+    spec: SpecMode;
+    budget: number;
+    draft?: 'q8' | 'q4';
+    adaptive: boolean;
+    tree?: boolean;
+  }[] = [
     { spec: 'ngram', budget: 4, adaptive: false },
     { spec: 'ngram', budget: 32, adaptive: false },
     { spec: 'draft', budget: 8, draft: 'q4', adaptive: false },
@@ -58,10 +64,13 @@ describe('speculative decoding', function () {
     { spec: 'draft', budget: 16, draft: 'q8', adaptive: true },
     { spec: 'auto', budget: 32, draft: 'q4', adaptive: false },
     { spec: 'auto', budget: 16, draft: 'q8', adaptive: true },
+    { spec: 'draft', budget: 12, draft: 'q4', adaptive: false, tree: true },
+    { spec: 'draft', budget: 32, draft: 'q4', adaptive: true, tree: true },
+    { spec: 'auto', budget: 32, draft: 'q8', adaptive: false, tree: true },
   ];
 
   for (const c of configs) {
-    const label = `${c.spec} budget ${c.budget}${c.draft ? ` (${c.draft} draft)` : ''}${c.adaptive ? ', adaptive' : ''}`;
+    const label = `${c.spec} budget ${c.budget}${c.draft ? ` (${c.draft} draft)` : ''}${c.adaptive ? ', adaptive' : ''}${c.tree ? ', tree' : ''}`;
     it(`greedy output equals --spec off on 50 prompts: ${label}`, async () => {
       const plain = session(target);
       const draft = c.draft === 'q8' ? draftQ8 : c.draft === 'q4' ? draftQ4 : undefined;
@@ -77,6 +86,7 @@ describe('speculative decoding', function () {
           spec: c.spec,
           budget: c.budget,
           adaptiveBudget: c.adaptive,
+          tree: c.tree,
         };
         const out = await generate(spec, prompt, params);
         assert.deepEqual(out.tokens, base.tokens, `prompt ${JSON.stringify(prompt)}`);
@@ -118,47 +128,21 @@ describe('speculative decoding', function () {
     fresh.free();
   });
 
-  it('sampling with speculation keeps the target distribution (chi-square)', async () => {
-    const prompt = target.tokenize('Once upon a time, there was a', true, false);
-    const runs = 1500;
-    const histogram = async (spec: SpecMode): Promise<Map<string, number>> => {
-      const s = session(target, draftQ8);
-      const counts = new Map<string, number>();
-      for (let seed = 1; seed <= runs; seed++) {
-        const params: GenerateParams = {
-          ...greedyParams,
-          temperature: 1,
-          seed: spec === 'off' ? seed : seed + 1000003,
-          maxTokens: 3,
-          spec,
-          budget: 4,
-          adaptiveBudget: false,
-        };
-        const out = await generate(s, prompt, params);
-        // Tokens 2 and 3 are the ones drafted and verified by rejection sampling.
-        const key = out.tokens.slice(1, 3).join(',');
-        counts.set(key, (counts.get(key) ?? 0) + 1);
-      }
-      s.free();
-      return counts;
-    };
-    const plain = await histogram('off');
-    const spec = await histogram('draft');
-    // Two-sample chi-square over outcomes seen at least 10 times in total (rarer ones pooled).
-    const keys = new Set([...plain.keys(), ...spec.keys()]);
+  /** Two-sample chi-square over outcomes seen ≥ 10 times in total (rarer ones pooled). */
+  function chiSquare(a: Map<string, number>, b: Map<string, number>) {
     let chi2 = 0;
     let bins = 0;
     let pooledA = 0;
     let pooledB = 0;
-    for (const k of keys) {
-      const a = plain.get(k) ?? 0;
-      const b = spec.get(k) ?? 0;
-      if (a + b < 10) {
-        pooledA += a;
-        pooledB += b;
+    for (const k of new Set([...a.keys(), ...b.keys()])) {
+      const x = a.get(k) ?? 0;
+      const y = b.get(k) ?? 0;
+      if (x + y < 10) {
+        pooledA += x;
+        pooledB += y;
         continue;
       }
-      chi2 += (a - b) ** 2 / (a + b);
+      chi2 += (x - y) ** 2 / (x + y);
       bins++;
     }
     if (pooledA + pooledB > 0) {
@@ -167,9 +151,39 @@ describe('speculative decoding', function () {
     }
     const dof = bins - 1;
     // Critical value at p = 0.001 (Wilson–Hilferty approximation).
-    const z = 3.09;
-    const critical = dof * (1 - 2 / (9 * dof) + z * Math.sqrt(2 / (9 * dof))) ** 3;
-    assert.ok(dof >= 5, `too few outcome bins (${bins}) for a meaningful test`);
-    assert.ok(chi2 < critical, `chi2 ${chi2.toFixed(1)} ≥ ${critical.toFixed(1)} (dof ${dof})`);
-  });
+    const critical = dof * (1 - 2 / (9 * dof) + 3.09 * Math.sqrt(2 / (9 * dof))) ** 3;
+    return { chi2, dof, critical };
+  }
+
+  /** How often each pair of 2nd and 3rd tokens (the drafted, verified ones) comes out. */
+  async function histogram(spec: SpecMode, tree: boolean): Promise<Map<string, number>> {
+    const prompt = target.tokenize('Once upon a time, there was a', true, false);
+    const s = session(target, draftQ8);
+    const counts = new Map<string, number>();
+    for (let seed = 1; seed <= 1500; seed++) {
+      const params: GenerateParams = {
+        ...greedyParams,
+        temperature: 1,
+        seed: spec === 'off' ? seed : seed + 1000003,
+        maxTokens: 3,
+        spec,
+        budget: 4,
+        adaptiveBudget: false,
+        tree,
+      };
+      const out = await generate(s, prompt, params);
+      const key = out.tokens.slice(1, 3).join(',');
+      counts.set(key, (counts.get(key) ?? 0) + 1);
+    }
+    s.free();
+    return counts;
+  }
+
+  for (const tree of [false, true]) {
+    it(`sampling with speculation keeps the target distribution (chi-square, ${tree ? 'tree' : 'chain'})`, async () => {
+      const { chi2, dof, critical } = chiSquare(await histogram('off', false), await histogram('draft', tree));
+      assert.ok(dof >= 5, `too few outcome bins (${dof + 1}) for a meaningful test`);
+      assert.ok(chi2 < critical, `chi2 ${chi2.toFixed(1)} ≥ ${critical.toFixed(1)} (dof ${dof})`);
+    });
+  }
 });

@@ -121,6 +121,7 @@ void run(std::shared_ptr<Job> job) {
       SpecParams sp;
       sp.budget = job->params.budget;
       sp.adaptive = job->params.adaptive;
+      sp.tree = job->params.tree;
       stats = generate_speculative(*st.session, drafters, sp, job->prompt, gp, on_token,
                                    job->abort);
     }
@@ -163,6 +164,7 @@ JobParams job_params_from_js(const Napi::Object& p) {
   jp.budget = static_cast<int>(number_field(p, "budget", 16));
   Napi::Value adaptive = p.Get("adaptiveBudget");
   jp.adaptive = adaptive.IsUndefined() ? true : adaptive.ToBoolean().Value();
+  jp.tree = p.Get("tree").ToBoolean().Value();
   if (jp.spec != "off" && jp.spec != "auto" && jp.spec != "ngram" && jp.spec != "draft") {
     throw Napi::RangeError::New(p.Env(), "spec must be off, auto, ngram or draft");
   }

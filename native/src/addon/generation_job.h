@@ -18,6 +18,7 @@ struct JobParams {
   std::string spec = "auto";  // off | auto | ngram | draft
   int budget = 16;
   bool adaptive = true;  // false: always draft `budget` tokens
+  bool tree = false;     // token trees instead of chains
 };
 
 JobParams job_params_from_js(const Napi::Object& params);

@@ -66,6 +66,19 @@ class Session {
   std::span<const float> forward(std::span<const int32_t> ids, bool all_logits,
                                  const std::atomic<bool>* abort = nullptr);
 
+  // Runs a token tree after the cached context in one pass: node i follows node parents[i]
+  // (-1: follows the context's last token), sits at RoPE position n_past + depth and sees
+  // the context plus its own ancestors. Parents must precede children; at most max_batch
+  // nodes. Returns every node's logits. The cache then holds all nodes, in node order;
+  // keep_path() keeps one branch.
+  std::span<const float> forward_tree(std::span<const int32_t> ids,
+                                      std::span<const int32_t> parents,
+                                      const std::atomic<bool>* abort = nullptr);
+  // Keeps the nodes `path` (increasing node indices, a root-to-node chain) of the tree that
+  // forward_tree() placed at position `start`, moving their KV to start, start + 1, ...
+  // and dropping every other node.
+  void keep_path(int start, std::span<const int32_t> path);
+
   // Drops cached positions >= n (roll back rejected draft tokens).
   void truncate(int n) { cache_.truncate(n); }
   void clear() { cache_.truncate(0); }
@@ -87,6 +100,8 @@ class Session {
   KvCache cache_;
   ForwardScratch scratch_;
   std::vector<float> logits_;
+  std::vector<uint8_t> tree_mask_;
+  std::vector<int32_t> tree_pos_;
 };
 
 }  // namespace leapfrog

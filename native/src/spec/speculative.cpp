@@ -70,7 +70,8 @@ SpecStats generate_speculative(Session& target, std::span<Drafter* const> drafte
   std::vector<int32_t> history(prompt.begin(), prompt.end());
   const float* next_logits = rows.data();
   int32_t forced = -1;  // a token already drawn by rejection sampling
-  std::vector<int32_t> draft, batch;
+  DraftTree tree;
+  std::vector<int32_t> chain, batch, parents, path, children, child_tokens;
   int passes_without_draft = 0;
 
   // Emits one token; false when generation must end.
@@ -90,7 +91,8 @@ SpecStats generate_speculative(Session& target, std::span<Drafter* const> drafte
   };
 
   while (st.generated < params.max_tokens) {
-    const int32_t tok = forced >= 0 ? forced : sampler.sample(next_logits, n_vocab, history);
+    const int32_t tok =
+        forced >= 0 ? forced : sampler.sample(next_logits, n_vocab, history);
     forced = -1;
     if (!emit(tok)) break;
     if (target.n_past() + 1 >= target.n_ctx()) break;
@@ -101,56 +103,88 @@ SpecStats generate_speculative(Session& target, std::span<Drafter* const> drafte
 
     // Draft: as many tokens as the budget says pay off (and room allows).
     const auto td = Clock::now();
-    draft.clear();
-    const int room = std::min(params.max_tokens - st.generated, target.n_ctx() - target.n_past() - 2);
+    tree.clear();
+    const int room =
+        std::min(params.max_tokens - st.generated, target.n_ctx() - target.n_past() - 2);
     for (Drafter* d : drafters) {
       int k = spec.adaptive ? budget.choose(d->ms_per_token()) : budget.cap();
       if (k == 0 && ++passes_without_draft >= kProbeEvery) k = std::min(2, budget.cap());
       k = std::min(k, room);
       if (k <= 0) continue;
-      d->propose(history, k, draft, abort);
-      if (!draft.empty()) break;
+      if (spec.tree) {
+        d->propose_tree(history, k, tree, abort);
+      } else {
+        chain.clear();
+        d->propose(history, k, chain, abort);
+        for (size_t i = 0; i < chain.size(); ++i) {
+          tree.tokens.push_back(chain[i]);
+          tree.parents.push_back(static_cast<int32_t>(i) - 1);
+        }
+      }
+      if (tree.size() > 0) break;
     }
-    if (!draft.empty()) passes_without_draft = 0;
+    if (tree.size() > 0) passes_without_draft = 0;
     out.draft_ms += ms_since(td);
 
-    // Verify the target's token and the whole draft in one pass.
+    // Verify the target's token and the whole draft in one pass. Batch node 0 is the
+    // target's token; draft node i is batch node i + 1.
     const auto tv = Clock::now();
     batch.assign(1, tok);
-    batch.insert(batch.end(), draft.begin(), draft.end());
+    batch.insert(batch.end(), tree.tokens.begin(), tree.tokens.end());
+    parents.assign(1, -1);
+    bool branched = false;
+    for (size_t i = 0; i < tree.size(); ++i) {
+      parents.push_back(tree.parents[i] + 1);
+      branched = branched || tree.parents[i] + 1 != static_cast<int32_t>(i);
+    }
     const int past = target.n_past();
     try {
-      auto l = target.forward(batch, /*all_logits=*/true, &abort);
+      auto l = branched ? target.forward_tree(batch, parents, &abort)
+                        : target.forward(batch, /*all_logits=*/true, &abort);
       rows.assign(l.begin(), l.end());
     } catch (const AbortedError&) {
       st.aborted = true;
       break;
     }
     ++st.target_passes;
-    const double pass_ms = ms_since(tv);
-    budget.record_pass(static_cast<int>(batch.size()), pass_ms);
+    budget.record_pass(static_cast<int>(batch.size()), ms_since(tv));
 
-    int accepted = 0;
+    // Walk down the tree while the target agrees with one of the children.
+    path.assign(1, 0);
+    int cur = 0;
     bool ended = false;
-    for (size_t i = 0; i < draft.size(); ++i) {
-      const Verdict v = verify_token(sampler, rng, rows.data() + i * n_vocab, n_vocab, history, draft[i]);
-      if (!v.accepted) {
-        // Greedy: the replacement is the argmax, which sampling row i gives again below.
+    while (!ended) {
+      children.clear();
+      child_tokens.clear();
+      for (size_t j = static_cast<size_t>(cur) + 1; j < batch.size(); ++j) {
+        if (parents[j] == cur) {
+          children.push_back(static_cast<int>(j));
+          child_tokens.push_back(batch[j]);
+        }
+      }
+      if (children.empty()) break;
+      const Verdict v = verify_candidates(sampler, rng, rows.data() + static_cast<size_t>(cur) * n_vocab,
+                                          n_vocab, history, child_tokens);
+      if (v.accepted < 0) {
+        // Greedy: the replacement is the argmax, which sampling row `cur` gives again.
         if (!sampler.greedy()) forced = v.token;
         break;
       }
-      ++accepted;
-      if (!emit(draft[i])) {
-        ended = true;
-        break;
-      }
+      cur = children[v.accepted];
+      path.push_back(cur);
+      if (!emit(batch[cur])) ended = true;
     }
-    st.drafted += static_cast<int>(draft.size());
+    const int accepted = static_cast<int>(path.size()) - 1;
+    st.drafted += static_cast<int>(tree.size());
     st.accepted += accepted;
-    budget.record_verdict(static_cast<int>(draft.size()), accepted);
-    // Keep the target's token and the accepted draft; drop the rejected rest.
-    target.truncate(past + 1 + accepted);
-    next_logits = rows.data() + static_cast<size_t>(accepted) * n_vocab;
+    budget.record_verdict(static_cast<int>(tree.size()), accepted);
+    // Keep the target's token and the accepted branch; drop the rest.
+    if (branched) {
+      target.keep_path(past, path);
+    } else {
+      target.truncate(past + 1 + accepted);
+    }
+    next_logits = rows.data() + static_cast<size_t>(cur) * n_vocab;
     out.verify_ms += ms_since(tv);
     if (ended) break;
   }

@@ -1,10 +1,11 @@
-// Verifying a deterministic draft against the target's distribution.
-// Greedy: accept while the draft token equals the target's choice.
-// Sampled: accept draft token x with probability p(x) (the target's probability after its
-// sampling filters); on rejection draw from p with x removed and renormalised. This is
-// speculative sampling with a one-hot proposal q = δx: min(1, p/q) = p(x), and the residual
-// max(0, p − q) is p without x — so every emitted token is distributed exactly as plain
-// sampling from the target would distribute it.
+// Verifying deterministic draft candidates against the target's distribution p (after the
+// target's sampling filters).
+// Greedy: accept the candidate equal to the target's choice, if any.
+// Sampled: try the candidates in order; accept candidate x with probability r(x), where r
+// is p with the already rejected candidates removed and renormalised; when all are rejected,
+// draw the token from the final r. With one-hot proposals this is exactly speculative
+// sampling (min(1, p/q) = p(x), residual max(0, p − q) = p without x), applied recursively
+// for siblings — so every emitted token is distributed as plain sampling from the target.
 #pragma once
 #include <cstdint>
 #include <span>
@@ -15,11 +16,11 @@
 namespace leapfrog {
 
 struct Verdict {
-  bool accepted = false;
-  int32_t token = -1;  // on rejection, the target's replacement token
+  int accepted = -1;   // index into the candidates, or -1
+  int32_t token = -1;  // the emitted token: the accepted candidate, or the replacement
 };
 
-Verdict verify_token(const Sampler& sampler, Rng& rng, const float* logits, int n_vocab,
-                     std::span<const int32_t> history, int32_t draft_token);
+Verdict verify_candidates(const Sampler& sampler, Rng& rng, const float* logits, int n_vocab,
+                          std::span<const int32_t> history, std::span<const int32_t> candidates);
 
 }  // namespace leapfrog
