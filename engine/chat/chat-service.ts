@@ -9,7 +9,6 @@ import type { ChatDeltaParams, ChatFinishReason, ChatMessage, ChatResult } from 
 import { CHAT_STOP_TEXTS, renderChat } from './chat-template';
 import { DEFAULT_SYSTEM_PROMPT } from './explain';
 import { StopTextFilter } from './stop-text';
-import { generateWhenFree } from '../models/generate-when-free';
 
 export interface TurnParams {
   conversationId: string;
@@ -88,7 +87,11 @@ export class ChatService {
     let history = conv.history;
     let prompt: number[];
     for (;;) {
-      const messages: ChatMessage[] = [{ role: 'system', content: conv.system }, ...history, userTurn];
+      const messages: ChatMessage[] = [
+        { role: 'system', content: conv.system },
+        ...history,
+        userTurn,
+      ];
       const rendered = renderChat(engine.info.chatTemplate, messages, special);
       if (rendered.warning) this.log(rendered.warning);
       prompt = engine.target.tokenize(rendered.text, false, true);
@@ -147,8 +150,7 @@ export class ChatService {
           hitStop = true;
           handle?.abort();
         };
-        handle = generateWhenFree(
-          engine.chatSession,
+        handle = engine.chatSession.generate(
           promptIds.concat(generated),
           { ...params, maxTokens: left },
           (tokenId, text) => {
@@ -192,7 +194,8 @@ export class ChatService {
       stats: {
         promptTokens: promptIds.length,
         generated: generated.length,
-        tokensPerSecond: decodeMs > 0 ? Math.round(((firstStats?.generated ?? 0) * 1e5) / decodeMs) / 100 : 0,
+        tokensPerSecond:
+          decodeMs > 0 ? Math.round(((firstStats?.generated ?? 0) * 1e5) / decodeMs) / 100 : 0,
         preemptions: Math.max(0, starts - 1),
       },
     };

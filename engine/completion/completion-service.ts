@@ -5,18 +5,13 @@ import { basename } from 'node:path';
 import type { GenerateStats, GenerationHandle } from '../native/addon';
 import type { ModelHost, LoadedEngine } from '../models/model-host';
 import type { Scheduler } from '../scheduler/scheduler';
-import { generateWhenFree } from '../models/generate-when-free';
 import { buildContextWindow, splitLines } from './context-window';
 import { ExtraContextRing } from './extra-context';
 import { buildFimPrompt, usesExtraChunks, type ExtraChunk } from './fim-template';
 import { postprocess, type CompletionContext } from './postprocess';
 import { StreamStopRules } from './stop-rules';
 import { TypedAheadCache } from './typed-ahead';
-import {
-  completionGenerateParams,
-  fitBudgets,
-  type CompletionOptions,
-} from './completion-options';
+import { completionGenerateParams, fitBudgets, type CompletionOptions } from './completion-options';
 
 export interface CompletionRequest {
   uri: string;
@@ -57,7 +52,11 @@ export class CompletionService {
   complete(req: CompletionRequest): CompletionCall {
     let cancelled = false;
     let cancelTicket: (() => void) | undefined;
-    const result = this.run(req, () => cancelled, (c) => (cancelTicket = c));
+    const result = this.run(
+      req,
+      () => cancelled,
+      (c) => (cancelTicket = c),
+    );
     return {
       result,
       cancel: () => {
@@ -83,7 +82,12 @@ export class CompletionService {
     if (reused !== undefined) {
       this.counters.typedAheadHits++;
       this.typedAhead.remember(req.uri, docPrefix, docSuffix, reused);
-      return { status: 'ok', text: reused, source: 'typed-ahead', stats: { typed_ahead: 1, total_ms: Date.now() - started } };
+      return {
+        status: 'ok',
+        text: reused,
+        source: 'typed-ahead',
+        stats: { typed_ahead: 1, total_ms: Date.now() - started },
+      };
     }
 
     const engine = await this.host.whenReady();
@@ -98,14 +102,24 @@ export class CompletionService {
       lines,
       req.line,
       req.character,
-      { prefixTokens: budgets.prefixTokens, suffixTokens: budgets.suffixTokens, anchorLines: this.opts.anchorLines },
+      {
+        prefixTokens: budgets.prefixTokens,
+        suffixTokens: budgets.suffixTokens,
+        anchorLines: this.opts.anchorLines,
+      },
       count,
     );
     const extra: ExtraChunk[] = usesExtraChunks(engine.fim)
       ? this.ring.chunksFor(req.uri, budgets.extraTokens)
       : [];
     const tokenize = (t: string) => engine.target.tokenize(t, false, false);
-    const parts = { repoName: req.repoName, filePath: req.path, prefix: window.prefix, suffix: window.suffix, extra };
+    const parts = {
+      repoName: req.repoName,
+      filePath: req.path,
+      prefix: window.prefix,
+      suffix: window.suffix,
+      extra,
+    };
     let prompt = buildFimPrompt(engine.fim, parts, tokenize);
     if (prompt.length + maxTokens > engine.nCtx && extra.length) {
       prompt = buildFimPrompt(engine.fim, { ...parts, extra: [] }, tokenize);
@@ -133,7 +147,7 @@ export class CompletionService {
         let stopped = false;
         let handle: GenerationHandle | undefined;
         const rules = new StreamStopRules(ctx, this.opts, Date.now());
-        handle = generateWhenFree(engine.completionSession, prompt, params, (id, piece) => {
+        handle = engine.completionSession.generate(prompt, params, (id, piece) => {
           if (stopped) return; // tokens already in flight when we asked the engine to stop
           if (stopIds.has(id)) stopped = true;
           else {
@@ -201,7 +215,9 @@ export function checkPosition(lines: readonly string[], line: number, character:
     throw new PositionError(`invalid position ${line}:${character}`);
   }
   if (line >= lines.length) {
-    throw new PositionError(`line ${line} is out of range (the document has ${lines.length} lines)`);
+    throw new PositionError(
+      `line ${line} is out of range (the document has ${lines.length} lines)`,
+    );
   }
   if (character > lines[line].length) {
     throw new PositionError(
