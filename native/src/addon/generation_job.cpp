@@ -109,10 +109,12 @@ void run(std::shared_ptr<Job> job) {
       stats.base = st.session->generate(job->prompt, gp, on_token, job->abort);
       stats.verify_ms = stats.base.decode_ms;
     } else {
-      // auto: lookup first (free), then the draft model when there is one.
-      NgramDrafter ngram;
+      // auto: lookup first (free), then the draft model when there is one. With a draft
+      // model behind it, lookup only speaks up on matches of 3+ tokens: a 2-token repeat
+      // predicts worse than the draft model does.
       std::unique_ptr<ModelDrafter> model_drafter;
       if (st.draft_session) model_drafter = std::make_unique<ModelDrafter>(*st.draft_session);
+      NgramDrafter ngram(mode == "auto" && model_drafter ? 3 : 2);
       std::vector<Drafter*> drafters;
       if (mode == "ngram" || mode == "auto") drafters.push_back(&ngram);
       if ((mode == "draft" || mode == "auto") && model_drafter) {
