@@ -1,0 +1,20 @@
+// Adaptive debounce: wait longer after a keystroke when the engine is slow (a request that
+// takes 400 ms is wasted if the user types again in 100 ms), and barely at all when it is fast.
+export class AdaptiveDebounce {
+  private ewma: number | undefined;
+
+  /** Records how long one completion request took, end to end. */
+  record(ms: number): void {
+    this.ewma = this.ewma === undefined ? ms : 0.7 * this.ewma + 0.3 * ms;
+  }
+
+  get latencyMs(): number {
+    return this.ewma ?? 0;
+  }
+
+  /** The wait before the next request: the user's minimum, raised to half the typical latency. */
+  delay(minimumMs: number): number {
+    const adaptive = this.ewma === undefined ? 0 : Math.min(350, this.ewma / 2);
+    return Math.max(minimumMs, Math.round(adaptive));
+  }
+}

@@ -1,0 +1,73 @@
+// Activation: wires the sidecar supervisor, the status bar, ghost text, the chat sidebar and
+// the commands together. Each piece lives in its own file; this one only connects them.
+import * as vscode from 'vscode';
+import { ChatController } from './chat/controller';
+import { ChatHistory } from './chat/history';
+import { CHAT_VIEW_ID, ChatViewProvider } from './chat/view';
+import { ENGINE_KEYS } from './config';
+import { explainSelection } from './explain';
+import { CompletionGate } from './gate';
+import { ACCEPTED_COMMAND, InlineProvider } from './inline/provider';
+import { Log } from './log';
+import { chooseModel, showStatusMenu } from './menu';
+import { Sidecar } from './sidecar';
+import { StatusBar } from './status-bar';
+
+let sidecar: Sidecar | undefined;
+
+export async function activate(context: vscode.ExtensionContext): Promise<void> {
+  const log = new Log();
+  const gate = new CompletionGate(context.globalState);
+  const engine = new Sidecar(context.extensionPath, log);
+  sidecar = engine;
+  const status = new StatusBar(gate);
+  const inline = new InlineProvider(engine, gate);
+  const chat = new ChatController(engine, new ChatHistory(context.globalState));
+  const chatView = new ChatViewProvider(context.extensionUri, chat);
+  const render = () => status.render(engine.view);
+
+  context.subscriptions.push(
+    log,
+    gate,
+    engine,
+    status,
+    inline,
+    chat,
+    chatView,
+    engine.onDidChange(render),
+    gate.onDidChange(render),
+    vscode.window.onDidChangeActiveTextEditor(render),
+    vscode.languages.registerInlineCompletionItemProvider({ pattern: '**' }, inline),
+    vscode.window.registerWebviewViewProvider(CHAT_VIEW_ID, chatView, {
+      // Keeps a streaming reply alive while the sidebar shows another view.
+      webviewOptions: { retainContextWhenHidden: true },
+    }),
+    vscode.commands.registerCommand(ACCEPTED_COMMAND, (uri: string, text: string) =>
+      inline.accepted(uri, text),
+    ),
+    vscode.commands.registerCommand('leapfrog.statusMenu', () => showStatusMenu(gate)),
+    vscode.commands.registerCommand('leapfrog.chooseModel', () => chooseModel(context.globalState)),
+    vscode.commands.registerCommand('leapfrog.showLog', () => log.show()),
+    vscode.commands.registerCommand('leapfrog.restart', () => engine.restart()),
+    vscode.commands.registerCommand('leapfrog.snooze', () => gate.snooze(30)),
+    vscode.commands.registerCommand('leapfrog.toggleCompletions', async () => {
+      const lang = vscode.window.activeTextEditor?.document.languageId;
+      await gate.setGlobal(!(lang ? gate.allows(lang) : true));
+    }),
+    vscode.commands.registerCommand('leapfrog.explainSelection', () => explainSelection(chat)),
+    vscode.commands.registerCommand('leapfrog.chat.new', () => chat.newChat()),
+    vscode.commands.registerCommand('leapfrog.chat.stop', () => chat.stop()),
+    vscode.workspace.onDidChangeConfiguration((e) => {
+      if (ENGINE_KEYS.some((k) => e.affectsConfiguration(k))) void engine.restart();
+      if (e.affectsConfiguration('leapfrog.completion')) render();
+    }),
+  );
+  render();
+  log.info(`Leapfrog ${context.extension.packageJSON.version as string} activating`);
+  // Not awaited: activation must not wait for the model to load.
+  void engine.start();
+}
+
+export async function deactivate(): Promise<void> {
+  await sidecar?.stop();
+}

@@ -1,0 +1,105 @@
+// The status-bar item: engine state (starting / ready / busy / error), backend, speed and
+// accepted tokens per target pass, and whether completions are snoozed or off here.
+import * as vscode from 'vscode';
+import type { CompletionGate } from './gate';
+import type { EngineView } from './sidecar';
+
+export class StatusBar implements vscode.Disposable {
+  private readonly item: vscode.StatusBarItem;
+
+  constructor(private readonly gate: CompletionGate) {
+    this.item = vscode.window.createStatusBarItem(
+      'leapfrog.status',
+      vscode.StatusBarAlignment.Right,
+      100,
+    );
+    this.item.name = 'Leapfrog';
+    this.item.command = 'leapfrog.statusMenu';
+    this.item.show();
+  }
+
+  render(view: EngineView): void {
+    const st = view.engine;
+    const lang = vscode.window.activeTextEditor?.document.languageId;
+    const snoozed = this.gate.snoozedUntil > 0;
+    const off = lang !== undefined && !this.gate.allows(lang) && !snoozed;
+    let icon: string;
+    let text: string;
+    switch (view.phase) {
+      case 'starting':
+        icon = '$(loading~spin)';
+        text = 'Leapfrog: starting';
+        break;
+      case 'busy':
+        icon = '$(pulse)';
+        text = 'Leapfrog';
+        break;
+      case 'ready':
+        icon = '$(zap)';
+        text = 'Leapfrog';
+        break;
+      case 'error':
+        icon = '$(error)';
+        text = `Leapfrog: ${shortError(view.message)}`;
+        break;
+      default:
+        icon = '$(circle-slash)';
+        text = 'Leapfrog: stopped';
+    }
+    if ((view.phase === 'ready' || view.phase === 'busy') && st && st.lastTokensPerSecond > 0) {
+      text += ` ${st.lastTokensPerSecond.toFixed(0)} tok/s`;
+      if (st.acceptedPerPass > 1) text += ` · ${st.acceptedPerPass.toFixed(1)}/pass`;
+    }
+    if (snoozed) {
+      icon = '$(debug-pause)';
+      text += ' (snoozed)';
+    } else if (off) {
+      text += ' (off)';
+    }
+    this.item.text = `${icon} ${text}`;
+    this.item.backgroundColor =
+      view.phase === 'error' ? new vscode.ThemeColor('statusBarItem.errorBackground') : undefined;
+    this.item.tooltip = tooltip(view, snoozed ? this.gate.snoozedUntil : 0);
+    this.item.accessibilityInformation = {
+      label: `Leapfrog ${view.phase}: ${view.message ?? ''}`.trim(),
+    };
+  }
+
+  dispose(): void {
+    this.item.dispose();
+  }
+}
+
+function shortError(message: string | undefined): string {
+  if (!message) return 'error';
+  if (/addon|not built/i.test(message)) return 'engine not built';
+  if (/model.*(not found|missing)|(not found|missing).*model/i.test(message))
+    return 'model not found';
+  if (/no model/i.test(message)) return 'no model';
+  if (/stopped|crash/i.test(message)) return 'engine stopped';
+  return 'error';
+}
+
+function tooltip(view: EngineView, snoozedUntil: number): vscode.MarkdownString {
+  const md = new vscode.MarkdownString(undefined, true);
+  md.appendMarkdown(`**Leapfrog** — ${view.phase}\n\n`);
+  if (view.message) md.appendText(`${view.message}\n\n`);
+  const st = view.engine;
+  if (st) {
+    md.appendMarkdown(`| | |\n|---|---|\n`);
+    md.appendMarkdown(`| backend | ${esc(st.backend)} |\n`);
+    md.appendMarkdown(`| model | ${esc(st.model ?? '—')} |\n`);
+    md.appendMarkdown(`| draft | ${esc(st.draft ?? '—')} |\n`);
+    md.appendMarkdown(`| speed | ${st.lastTokensPerSecond.toFixed(1)} tokens/s |\n`);
+    md.appendMarkdown(`| accepted per pass | ${st.acceptedPerPass.toFixed(2)} |\n`);
+    md.appendMarkdown(`| shown / accepted | ${st.counters.shown} / ${st.counters.accepted} |\n`);
+  }
+  if (snoozedUntil)
+    md.appendMarkdown(`\nSnoozed until ${new Date(snoozedUntil).toLocaleTimeString()}\n`);
+  md.appendMarkdown('\nClick for options.');
+  return md;
+}
+
+function esc(s: string): string {
+  return s.replace(/[|\\`*_[\]<>]/g, (c) => `\\${c}`);
+}
