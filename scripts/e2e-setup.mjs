@@ -28,6 +28,23 @@ export function missingSystemPackages() {
   return missing;
 }
 
+/**
+ * Installs the missing Debian packages when running as root (a fresh machine, CI), so the
+ * README's two commands need nothing else; otherwise leaves them for the caller to report.
+ */
+export function installSystemPackages() {
+  const missing = missingSystemPackages();
+  if (missing.length === 0 || process.getuid?.() !== 0) return missingSystemPackages();
+  console.log(`Installing Debian packages: ${missing.join(' ')} (once)…`);
+  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+  spawnSync('apt-get', ['update', '-qq'], { stdio: 'inherit', env });
+  spawnSync('apt-get', ['install', '-y', '-qq', '--no-install-recommends', ...missing], {
+    stdio: 'inherit',
+    env,
+  });
+  return missingSystemPackages();
+}
+
 /** True when code-server (and its VS Code payload) is installed and usable. */
 export function codeServerInstalled() {
   return (
@@ -65,7 +82,7 @@ function seedRipgrepCache(tmp) {
 }
 
 export function setup({ playwright = true } = {}) {
-  const missing = missingSystemPackages();
+  const missing = installSystemPackages();
   if (missing.length > 0) {
     throw new Error(
       `missing Debian packages: ${missing.join(' ')} — run: apt-get update && apt-get install -y chromium libkrb5-dev ripgrep`,

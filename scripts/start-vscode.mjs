@@ -4,7 +4,7 @@
 //   node scripts/start-vscode.mjs [--port N] [folder]
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { codeServerInstalled, e2eDir, missingSystemPackages, root, setup } from './e2e-setup.mjs';
+import { codeServerInstalled, e2eDir, installSystemPackages, root, setup } from './e2e-setup.mjs';
 import { startCodeServer } from './code-server.mjs';
 
 const argv = process.argv.slice(2);
@@ -28,7 +28,7 @@ if (!existsSync(join(root, 'models', 'leapfrog-coder.gguf')))
     'leapfrog: warning: models/leapfrog-coder.gguf is missing; set leapfrog.model to a GGUF file',
   );
 
-const missing = missingSystemPackages();
+const missing = installSystemPackages();
 if (missing.length > 0) {
   fail(
     `code-server needs the Debian packages ${missing.join(', ')}:\n` +
