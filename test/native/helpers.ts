@@ -1,0 +1,74 @@
+// Shared by the native test files (not a test file itself).
+import * as assert from 'node:assert/strict';
+import { ALL_ARCHS, ALL_TYPES, type Arch, type TypeName } from '../fixtures/random-model';
+
+/** The fixture matrix: 3 archs x 7 types, plus F32 for llama and qwen2. Ordered so that types
+ * of one shape are generated one after the other (they share the f32 weights in memory). */
+export function fixtureMatrix(): { arch: Arch; type: TypeName }[] {
+  const out: { arch: Arch; type: TypeName }[] = [];
+  for (const arch of ALL_ARCHS) {
+    for (const type of ALL_TYPES) {
+      if (type === 'F32' && arch === 'qwen3') continue;
+      out.push({ arch, type });
+    }
+  }
+  return out;
+}
+
+/** Prints why, then skips (mocha's skip alone says nothing). */
+export function skipBecause(ctx: Mocha.Context, why: string): never {
+  console.log(`      SKIP: ${why}`);
+  ctx.skip();
+}
+
+/** Max |Δ| between two logit vectors, the reference's standard deviation, and both argmaxes. */
+export function logitDiff(
+  ref: Float32Array,
+  got: Float32Array,
+): { maxAbs: number; sd: number; argmaxRef: number; argmaxGot: number } {
+  assert.equal(got.length, ref.length, 'vocabulary sizes differ');
+  let maxAbs = 0;
+  let s = 0;
+  let s2 = 0;
+  let ar = 0;
+  let ag = 0;
+  for (let i = 0; i < ref.length; i++) {
+    const r = ref[i]!;
+    maxAbs = Math.max(maxAbs, Math.abs(r - got[i]!));
+    s += r;
+    s2 += r * r;
+    if (r > ref[ar]!) ar = i;
+    if (got[i]! > got[ag]!) ag = i;
+  }
+  const n = ref.length;
+  return {
+    maxAbs,
+    sd: Math.sqrt(Math.max(0, s2 / n - (s / n) ** 2)),
+    argmaxRef: ar,
+    argmaxGot: ag,
+  };
+}
+
+/** Five short code prompts (tokenized by llama.cpp's tokenizer in the tests). */
+export const CODE_PROMPTS: { lang: string; text: string }[] = [
+  {
+    lang: 'python',
+    text: 'def fibonacci(n):\n    if n < 2:\n        return n\n    return fibonacci(n - 1) + fibonacci(n - 2)\n\n',
+  },
+  {
+    lang: 'typescript',
+    text: 'export function debounce<T extends (...args: unknown[]) => void>(fn: T, ms: number) {\n  let timer: NodeJS.Timeout | undefined;\n',
+  },
+  {
+    lang: 'c',
+    text: '#include <stdio.h>\n\nint main(int argc, char **argv) {\n    for (int i = 0; i < argc; i++) {\n',
+  },
+  {
+    lang: 'rust',
+    text: 'fn main() {\n    let v: Vec<u32> = (1..=10).map(|x| x * x).collect();\n    println!("{:?}", v);\n',
+  },
+  {
+    lang: 'javascript',
+    text: "const express = require('express');\nconst app = express();\napp.get('/', (req, res) => {\n",
+  },
+];
