@@ -35,6 +35,8 @@ export default tseslint.config(
     },
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_' }],
+      // A handle declared before the callbacks that reach it is assigned once but read early.
+      'prefer-const': ['error', { ignoreReadBeforeAssign: true }],
     },
   },
 );

@@ -31,8 +31,10 @@ function run(cmd, args) {
 const addonApiDir = dirname(require.resolve('node-addon-api/package.json'));
 const buildType = process.env.LEAPFROG_BUILD_TYPE ?? 'Release';
 run('cmake', [
-  '-S', here,
-  '-B', buildDir,
+  '-S',
+  here,
+  '-B',
+  buildDir,
   `-DCMAKE_BUILD_TYPE=${buildType}`,
   `-DNODE_INCLUDE_DIR=${nodeIncludeDir()}`,
   `-DNODE_ADDON_API_DIR=${addonApiDir}`,

@@ -2,9 +2,13 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 
 const check = process.argv.includes('--check');
-const files = execFileSync('git', ['ls-files', '--cached', '--others', '--exclude-standard', 'native'], {
-  encoding: 'utf8',
-})
+const files = execFileSync(
+  'git',
+  ['ls-files', '--cached', '--others', '--exclude-standard', 'native'],
+  {
+    encoding: 'utf8',
+  },
+)
   .split('\n')
   .filter((f) => /\.(cpp|h|hpp|cc)$/.test(f));
 const probe = spawnSync('clang-format', ['--version']);

@@ -24,7 +24,12 @@ function report(name, counts, ok) {
 }
 
 function run(cmd, args, opts = {}) {
-  const r = spawnSync(cmd, args, { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], ...opts });
+  const r = spawnSync(cmd, args, {
+    cwd: root,
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
+    ...opts,
+  });
   process.stdout.write(r.stdout ?? '');
   process.stderr.write(r.stderr ?? '');
   return { out: `${r.stdout ?? ''}\n${r.stderr ?? ''}`, ok: r.status === 0 };
@@ -37,7 +42,9 @@ function nativeSuites() {
     report('native', { passed: 0, failed: 1, skipped: 0 }, false);
     return;
   }
-  for (const f of readdirSync(dir).filter((n) => n.endsWith('_test')).sort()) {
+  for (const f of readdirSync(dir)
+    .filter((n) => n.endsWith('_test'))
+    .sort()) {
     const path = join(dir, f);
     if (!statSync(path).isFile()) continue;
     const { out, ok } = run(path, []);
@@ -77,7 +84,11 @@ function pythonSuite() {
   const python = existsSync('/usr/bin/python3') ? '/usr/bin/python3' : 'python3';
   const { out, ok } = run(python, [script]);
   const skipped = /\bSKIP\b/.test(out);
-  report('training-dry-run', { passed: ok && !skipped ? 1 : 0, failed: 0, skipped: skipped ? 1 : 0 }, ok);
+  report(
+    'training-dry-run',
+    { passed: ok && !skipped ? 1 : 0, failed: 0, skipped: skipped ? 1 : 0 },
+    ok,
+  );
 }
 
 if (wanted('native')) nativeSuites();

@@ -39,7 +39,11 @@ export function renderChat(
       return { text, template: 'model' };
     } catch (err) {
       const why = err instanceof Error ? err.message : String(err);
-      return { text: renderChatML(messages), template: 'chatml', warning: `chat template failed (${why}); using ChatML` };
+      return {
+        text: renderChatML(messages),
+        template: 'chatml',
+        warning: `chat template failed (${why}); using ChatML`,
+      };
     }
   }
   return { text: renderChatML(messages), template: 'chatml' };
@@ -52,4 +56,10 @@ export function renderChatML(messages: readonly ChatMessage[]): string {
 }
 
 /** Texts that end a reply when the model writes them instead of an end-of-generation id. */
-export const CHAT_STOP_TEXTS = ['<|im_end|>', '<|endoftext|>', '<|im_start|>', '<|eot_id|>', '</s>'];
+export const CHAT_STOP_TEXTS = [
+  '<|im_end|>',
+  '<|endoftext|>',
+  '<|im_start|>',
+  '<|eot_id|>',
+  '</s>',
+];

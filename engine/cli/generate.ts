@@ -103,7 +103,8 @@ export async function generateCommand(argv: string[]): Promise<void> {
   const addon = loadAddon();
   const threads = threadsFrom(args, addon);
   const modelPath = modelPathFrom(args);
-  const draftPath = params.spec === 'off' || params.spec === 'ngram' ? undefined : draftPathFrom(args, modelPath);
+  const draftPath =
+    params.spec === 'off' || params.spec === 'ngram' ? undefined : draftPathFrom(args, modelPath);
   if (params.spec === 'draft' && !draftPath) {
     throw new UsageError('--spec draft needs --draft (a smaller model with the same vocabulary)');
   }

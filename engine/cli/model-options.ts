@@ -4,7 +4,14 @@ import { resolve } from 'node:path';
 import { loadAddon } from '../native/load-addon';
 import type { NativeAddon, NativeModel } from '../native/addon';
 import { defaultDraftPath, defaultModelPath } from '../native/default-models';
-import { CliError, ParsedArgs, choiceOption, intOption, stringOption, type OptionSpec } from './args';
+import {
+  CliError,
+  ParsedArgs,
+  choiceOption,
+  intOption,
+  stringOption,
+  type OptionSpec,
+} from './args';
 
 export const modelOptionSpec: Record<string, OptionSpec> = {
   model: { kind: 'string' },

@@ -31,7 +31,11 @@ export async function tokenizeCommand(argv: string[]): Promise<void> {
   }
   // Tokenizing needs the vocabulary only, so vocabulary-only GGUFs work too.
   const model = await loadModel(modelPathFrom(args), threadsFrom(args, loadAddon()), true);
-  const tokens = model.tokenize(input, args['add-special'] === true, args['parse-special'] === true);
+  const tokens = model.tokenize(
+    input,
+    args['add-special'] === true,
+    args['parse-special'] === true,
+  );
   model.free();
   process.stdout.write(args.json ? JSON.stringify({ tokens }) + '\n' : tokens.join(' ') + '\n');
 }

@@ -42,7 +42,10 @@ export function completionOptionsFromEnv(
 }
 
 /** Greedy decoding: completions must be reproducible (and speculation stays exact). */
-export function completionGenerateParams(opts: CompletionOptions, maxTokens: number): GenerateParams {
+export function completionGenerateParams(
+  opts: CompletionOptions,
+  maxTokens: number,
+): GenerateParams {
   return {
     temperature: 0,
     topK: 0,
@@ -63,6 +66,9 @@ export function fitBudgets(opts: CompletionOptions, nCtx: number, maxTokens: num
   const room = Math.max(64, nCtx - maxTokens - 16);
   const prefixTokens = Math.min(opts.prefixTokens, Math.floor(room * 0.6));
   const suffixTokens = Math.min(opts.suffixTokens, Math.floor(room * 0.2));
-  const extraTokens = Math.max(0, Math.min(opts.extraTokens, room - prefixTokens - suffixTokens - 32));
+  const extraTokens = Math.max(
+    0,
+    Math.min(opts.extraTokens, room - prefixTokens - suffixTokens - 32),
+  );
   return { prefixTokens, suffixTokens, extraTokens, room };
 }

@@ -145,9 +145,8 @@ export class CompletionService {
       start: () => {
         raw = '';
         let stopped = false;
-        let handle: GenerationHandle | undefined;
         const rules = new StreamStopRules(ctx, this.opts, Date.now());
-        handle = engine.completionSession.generate(prompt, params, (id, piece) => {
+        const handle: GenerationHandle = engine.completionSession.generate(prompt, params, (id, piece) => {
           if (stopped) return; // tokens already in flight when we asked the engine to stop
           if (stopIds.has(id)) stopped = true;
           else {

@@ -68,7 +68,15 @@ export function buildContextWindow(
   }
   const linesBelow = lines.slice(line + 1, end);
   const suffix = lineSuffix + (linesBelow.length ? '\n' + linesBelow.join('\n') : '');
-  return { prefix, suffix, linePrefix, lineSuffix, linesBelow, prefixStartLine: start, suffixEndLine: end };
+  return {
+    prefix,
+    suffix,
+    linePrefix,
+    lineSuffix,
+    linesBelow,
+    prefixStartLine: start,
+    suffixEndLine: end,
+  };
 }
 
 /** Splits a document into lines the way LSP counts them (\n, \r\n and \r end a line). */

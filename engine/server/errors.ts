@@ -29,7 +29,10 @@ export function toResponseError(err: unknown, what: string): ResponseError<void>
 }
 
 /** Throws InvalidParams unless `value` has the listed string/number fields. */
-export function requireFields(value: unknown, fields: Record<string, 'string' | 'number' | 'object'>): void {
+export function requireFields(
+  value: unknown,
+  fields: Record<string, 'string' | 'number' | 'object'>,
+): void {
   if (typeof value !== 'object' || value === null) {
     throw new ResponseError(ErrorCodes.InvalidParams, 'params must be an object');
   }

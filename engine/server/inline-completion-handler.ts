@@ -39,7 +39,11 @@ export async function handleInlineCompletion(
   requireFields(params.position, { line: 'number', character: 'number' });
   const uri = params.textDocument.uri;
   const doc = documents.get(uri);
-  if (!doc) throw new ResponseError(ErrorCodes.InvalidParams, `unknown document ${uri} (send didOpen first)`);
+  if (!doc)
+    throw new ResponseError(
+      ErrorCodes.InvalidParams,
+      `unknown document ${uri} (send didOpen first)`,
+    );
   const fsPath = fsPathOf(uri);
   const call = core.completions.complete({
     uri,

@@ -23,7 +23,11 @@ import { buildStatus, type ClientCounters } from './status';
 import { log } from './log';
 import { onCancel } from './on-cancel';
 
-export function registerLeapfrogHandlers(conn: Connection, core: EngineCore, counters: ClientCounters): void {
+export function registerLeapfrogHandlers(
+  conn: Connection,
+  core: EngineCore,
+  counters: ClientCounters,
+): void {
   conn.onRequest(StatusRequest, () => buildStatus(core, counters));
 
   conn.onRequest(LoadModelRequest, async (params): Promise<LoadModelResult> => {
@@ -35,7 +39,10 @@ export function registerLeapfrogHandlers(conn: Connection, core: EngineCore, cou
         { model: params.model, draft: params.draft ?? null },
         (message, percent) => progress.report(percent, message),
       );
-      log('info', `loaded ${engine.paths.model} (${engine.info.architecture}, FIM: ${engine.fim.family})`);
+      log(
+        'info',
+        `loaded ${engine.paths.model} (${engine.info.architecture}, FIM: ${engine.fim.family})`,
+      );
       return {
         model: modelName(engine.info) ?? params.model,
         draft: modelName(engine.draftInfo),
@@ -63,10 +70,19 @@ export function registerLeapfrogHandlers(conn: Connection, core: EngineCore, cou
   });
 
   conn.onRequest(ExplainRequest, async (params, token: CancellationToken) => {
-    requireFields(params, { conversationId: 'string', selection: 'string', fileName: 'string', languageId: 'string' });
+    requireFields(params, {
+      conversationId: 'string',
+      selection: 'string',
+      fileName: 'string',
+      languageId: 'string',
+    });
     try {
       return await core.chat.turn(
-        { conversationId: params.conversationId, message: explainMessage(params), maxTokens: params.maxTokens },
+        {
+          conversationId: params.conversationId,
+          message: explainMessage(params),
+          maxTokens: params.maxTokens,
+        },
         (cancel) => onCancel(token, cancel),
       );
     } catch (err) {

@@ -8,8 +8,10 @@ export function log(level: LogLevel, message: string): void {
 
 /** Sends console.log/info/debug (which would go to stdout) to the log instead. */
 export function keepConsoleOffStdout(): void {
-  const toLog = (level: LogLevel) => (...args: unknown[]) =>
-    log(level, args.map((a) => (typeof a === 'string' ? a : JSON.stringify(a))).join(' '));
+  const toLog =
+    (level: LogLevel) =>
+    (...args: unknown[]) =>
+      log(level, args.map((a) => (typeof a === 'string' ? a : JSON.stringify(a))).join(' '));
   console.log = toLog('info');
   console.info = toLog('info');
   console.debug = toLog('debug');

@@ -39,7 +39,11 @@ export async function runLanguageServer(opts: {
     log('warn', `bad message from the client: ${err.message}`);
     // JSON-RPC 2.0: a body that cannot be parsed is answered with id null.
     void writer
-      .write({ jsonrpc: '2.0', id: null, error: { code: -32700, message: `Parse error: ${err.message}` } } as never)
+      .write({
+        jsonrpc: '2.0',
+        id: null,
+        error: { code: -32700, message: `Parse error: ${err.message}` },
+      } as never)
       .catch(() => undefined);
   });
   const conn = createConnection(ProposedFeatures.all, reader, writer);
@@ -89,7 +93,10 @@ export async function runLanguageServer(opts: {
     }
     try {
       const engine = await loading;
-      log('info', `loaded ${engine.paths.model} (${engine.info.architecture}, FIM: ${engine.fim.family}) in ${engine.loadMs} ms`);
+      log(
+        'info',
+        `loaded ${engine.paths.model} (${engine.info.architecture}, FIM: ${engine.fim.family}) in ${engine.loadMs} ms`,
+      );
     } catch (err) {
       // The server keeps running: the client sees the error in status and may load another model.
       log('error', err instanceof Error ? err.message : String(err));
@@ -108,7 +115,9 @@ export async function runLanguageServer(opts: {
   });
   documents.listen(conn);
 
-  conn.languages.inlineCompletion.on((params, token) => handleInlineCompletion(core, documents, params, token));
+  conn.languages.inlineCompletion.on((params, token) =>
+    handleInlineCompletion(core, documents, params, token),
+  );
   registerLeapfrogHandlers(conn, core, counters);
 
   conn.onShutdown(async () => {

@@ -40,7 +40,9 @@ export function buildStatus(core: EngineCore, client: ClientCounters): StatusRes
     lastTokensPerSecond:
       last && last.decodeMs > 0 ? Math.round((last.generated * 1e5) / last.decodeMs) / 100 : 0,
     acceptedPerPass:
-      last && last.targetPasses > 0 ? Math.round((last.generated * 100) / last.targetPasses) / 100 : 0,
+      last && last.targetPasses > 0
+        ? Math.round((last.generated * 100) / last.targetPasses) / 100
+        : 0,
     openSessions: host.openSessions,
     activeGenerations: snap.running ? 1 : 0,
     queuedCompletions: snap.queuedCompletions,
@@ -76,7 +78,14 @@ export class StatusNotifier {
     setImmediate(() => {
       this.scheduled = false;
       const s = this.build();
-      const key = JSON.stringify([s.state, s.message, s.model, s.draft, s.lastTokensPerSecond, s.acceptedPerPass]);
+      const key = JSON.stringify([
+        s.state,
+        s.message,
+        s.model,
+        s.draft,
+        s.lastTokensPerSecond,
+        s.acceptedPerPass,
+      ]);
       if (key === this.lastKey) return;
       this.lastKey = key;
       this.send(s);

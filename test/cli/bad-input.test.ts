@@ -44,7 +44,10 @@ describe('bad input gives one clear error line', function () {
   async function expectError(model: string, pattern: RegExp, code = 1) {
     const r = await runCli(['generate', '--model', model, '--prompt', 'Once', '--max-tokens', '4']);
     assert.equal(r.code, code, `exit code (stderr: ${r.stderr})`);
-    const lines = r.stderr.trim().split('\n').filter((l) => !l.includes('warning'));
+    const lines = r.stderr
+      .trim()
+      .split('\n')
+      .filter((l) => !l.includes('warning'));
     assert.match(lines[0], /^leapfrog: error: /);
     assert.match(lines[0], pattern);
     assert.ok(r.ms < 3000, `took ${r.ms} ms`); // under a second of work, plus Node's start-up
@@ -124,9 +127,18 @@ describe('bad input gives one clear error line', function () {
 
   it('a prompt longer than the context', async () => {
     const r = await runCli([
-      'generate', '--model', stories, '--prompt', 'Once upon a time '.repeat(1400), '--max-tokens', '4',
+      'generate',
+      '--model',
+      stories,
+      '--prompt',
+      'Once upon a time '.repeat(1400),
+      '--max-tokens',
+      '4',
     ]);
     assert.equal(r.code, 1);
-    assert.match(r.stderr, /^leapfrog: error: prompt \(\d+ tokens\) plus --max-tokens 4 exceeds the context/m);
+    assert.match(
+      r.stderr,
+      /^leapfrog: error: prompt \(\d+ tokens\) plus --max-tokens 4 exceeds the context/m,
+    );
   });
 });

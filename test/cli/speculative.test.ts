@@ -109,7 +109,13 @@ describe('speculative decoding', function () {
     const spec = session(target, draftQ4);
     const fresh = session(target);
     let passes = 0;
-    const params: GenerateParams = { ...greedyParams, spec: 'draft', budget: 12, adaptiveBudget: false, maxTokens: 96 };
+    const params: GenerateParams = {
+      ...greedyParams,
+      spec: 'draft',
+      budget: 12,
+      adaptiveBudget: false,
+      maxTokens: 96,
+    };
     for (let round = 0; passes < 2000; round++) {
       const prompt = promptIds[round % promptIds.length];
       const out = await generate(spec, prompt, params);
@@ -120,7 +126,8 @@ describe('speculative decoding', function () {
         const reused = await spec.lastLogits(probe);
         const recomputed = await fresh.lastLogits(probe);
         let maxDiff = 0;
-        for (let i = 0; i < reused.length; i++) maxDiff = Math.max(maxDiff, Math.abs(reused[i] - recomputed[i]));
+        for (let i = 0; i < reused.length; i++)
+          maxDiff = Math.max(maxDiff, Math.abs(reused[i] - recomputed[i]));
         assert.ok(maxDiff < 1e-3, `logits drifted by ${maxDiff} after ${passes} passes`);
       }
     }
@@ -181,7 +188,10 @@ describe('speculative decoding', function () {
 
   for (const tree of [false, true]) {
     it(`sampling with speculation keeps the target distribution (chi-square, ${tree ? 'tree' : 'chain'})`, async () => {
-      const { chi2, dof, critical } = chiSquare(await histogram('off', false), await histogram('draft', tree));
+      const { chi2, dof, critical } = chiSquare(
+        await histogram('off', false),
+        await histogram('draft', tree),
+      );
       assert.ok(dof >= 5, `too few outcome bins (${dof + 1}) for a meaningful test`);
       assert.ok(chi2 < critical, `chi2 ${chi2.toFixed(1)} ≥ ${critical.toFixed(1)} (dof ${dof})`);
     });

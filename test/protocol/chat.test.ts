@@ -35,11 +35,18 @@ describe('protocol: chat and explain', function () {
   });
 
   function streamed(id: string): string {
-    return (deltas.get(id) ?? []).filter((d) => !d.done).map((d) => d.delta).join('');
+    return (deltas.get(id) ?? [])
+      .filter((d) => !d.done)
+      .map((d) => d.delta)
+      .join('');
   }
 
   it('streams deltas that add up to the reply, then a done notification', async () => {
-    const r: ChatResult = await s.conn.sendRequest(ChatRequest, { conversationId: 'c1', message: 'Once upon a time', maxTokens: 24 });
+    const r: ChatResult = await s.conn.sendRequest(ChatRequest, {
+      conversationId: 'c1',
+      message: 'Once upon a time',
+      maxTokens: 24,
+    });
     assert.ok(['stop', 'length'].includes(r.finishReason), r.finishReason);
     assert.equal(streamed('c1'), r.text);
     const last = deltas.get('c1')!.at(-1)!;
@@ -50,8 +57,16 @@ describe('protocol: chat and explain', function () {
 
   it('runs several conversations', async () => {
     const [a, b] = await Promise.all([
-      s.conn.sendRequest(ChatRequest, { conversationId: 'c2', message: 'Tell me about a dog', maxTokens: 16 }),
-      s.conn.sendRequest(ChatRequest, { conversationId: 'c3', message: 'Tell me about a cat', maxTokens: 16 }),
+      s.conn.sendRequest(ChatRequest, {
+        conversationId: 'c2',
+        message: 'Tell me about a dog',
+        maxTokens: 16,
+      }),
+      s.conn.sendRequest(ChatRequest, {
+        conversationId: 'c3',
+        message: 'Tell me about a cat',
+        maxTokens: 16,
+      }),
     ]);
     assert.equal(streamed('c2'), a.text);
     assert.equal(streamed('c3'), b.text);
@@ -64,7 +79,11 @@ describe('protocol: chat and explain', function () {
     for (let i = 0; i < 10 && !reasons.includes('cancelled'); i++) {
       const id = `c4-${i}`;
       const cts = new CancellationTokenSource();
-      const p = s.conn.sendRequest(ChatRequest, { conversationId: id, message: 'Write a long story', maxTokens: 4096 }, cts.token);
+      const p = s.conn.sendRequest(
+        ChatRequest,
+        { conversationId: id, message: 'Write a long story', maxTokens: 4096 },
+        cts.token,
+      );
       cts.cancel();
       const r = await p;
       reasons.push(r.finishReason);
@@ -74,14 +93,23 @@ describe('protocol: chat and explain', function () {
     const st = await status(s);
     assert.equal(st.activeChats, 0);
     assert.equal(st.activeGenerations, 0);
-    const again = await s.conn.sendRequest(ChatRequest, { conversationId: 'c4-0', message: 'Short one', maxTokens: 8 });
+    const again = await s.conn.sendRequest(ChatRequest, {
+      conversationId: 'c4-0',
+      message: 'Short one',
+      maxTokens: 8,
+    });
     assert.ok(['stop', 'length'].includes(again.finishReason));
   });
 
   it('cancels a turn with leapfrog/chatCancel while it streams', async () => {
-    const p = s.conn.sendRequest(ChatRequest, { conversationId: 'c5', message: 'Write a long story', maxTokens: 4096 });
+    const p = s.conn.sendRequest(ChatRequest, {
+      conversationId: 'c5',
+      message: 'Write a long story',
+      maxTokens: 4096,
+    });
     // Cancel as soon as the first delta arrives (or right away if none comes quickly).
-    for (let i = 0; i < 200 && !(deltas.get('c5')?.length); i++) await new Promise((r) => setTimeout(r, 5));
+    for (let i = 0; i < 200 && !deltas.get('c5')?.length; i++)
+      await new Promise((r) => setTimeout(r, 5));
     await s.conn.sendRequest('leapfrog/chatCancel', { conversationId: 'c5' });
     const r = await p;
     assert.ok(['cancelled', 'stop', 'length'].includes(r.finishReason));

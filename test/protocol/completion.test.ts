@@ -7,7 +7,19 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CancellationTokenSource, ResponseError } from 'vscode-jsonrpc/node';
 import type { InlineCompletionList } from 'vscode-languageserver-protocol';
-import { cli, fileUri, root, settledStatus, skipReason, startSidecar, status, testEnv, testModel, THREADS, type Sidecar } from './sidecar';
+import {
+  cli,
+  fileUri,
+  root,
+  settledStatus,
+  skipReason,
+  startSidecar,
+  status,
+  testEnv,
+  testModel,
+  THREADS,
+  type Sidecar,
+} from './sidecar';
 
 const SOURCE = [
   'def fibonacci(n):',
@@ -57,7 +69,21 @@ describe('protocol: inline completion', function () {
     const fromServer = list.items[0]?.insertText ?? '';
     const r = spawnSync(
       process.execPath,
-      [cli, 'complete', '--model', testModel(), '--threads', THREADS, '--file', file, '--line', `${CURSOR.line}`, '--character', `${CURSOR.character}`, '--json'],
+      [
+        cli,
+        'complete',
+        '--model',
+        testModel(),
+        '--threads',
+        THREADS,
+        '--file',
+        file,
+        '--line',
+        `${CURSOR.line}`,
+        '--character',
+        `${CURSOR.character}`,
+        '--json',
+      ],
       { cwd: root, env: testEnv, encoding: 'utf8', timeout: 60_000 },
     );
     assert.equal(r.status, 0, r.stderr);
@@ -73,17 +99,22 @@ describe('protocol: inline completion', function () {
     const uri = fileUri(join(dir, 'storm.py'));
     let text = 'def storm():\n    # ';
     let version = 1;
-    await s.conn.sendNotification('textDocument/didOpen', { textDocument: { uri, languageId: 'python', version, text } });
+    await s.conn.sendNotification('textDocument/didOpen', {
+      textDocument: { uri, languageId: 'python', version, text },
+    });
     // Warm up, then measure.
     for (let i = 0; i < 3; i++) {
-      await s.conn.sendRequest('textDocument/inlineCompletion', { textDocument: { uri }, position: endOf(text), context: { triggerKind: 2 } });
+      await s.conn.sendRequest('textDocument/inlineCompletion', {
+        textDocument: { uri },
+        position: endOf(text),
+        context: { triggerKind: 2 },
+      });
     }
     const before = await status(s);
 
     const typed = 'the quick brown fox jumps over the lazy dog and keeps on typing; ';
     const pending: Promise<'items' | 'cancelled'>[] = [];
     let previous: CancellationTokenSource | undefined;
-    let afterLast: Awaited<ReturnType<typeof status>> | undefined;
     for (let i = 0; i < chars; i++) {
       const ch = typed[i % typed.length];
       const at = endOf(text);
@@ -98,7 +129,11 @@ describe('protocol: inline completion', function () {
       previous = cts;
       pending.push(
         s.conn
-          .sendRequest('textDocument/inlineCompletion', { textDocument: { uri }, position: endOf(text), context: { triggerKind: 2 } }, cts.token)
+          .sendRequest(
+            'textDocument/inlineCompletion',
+            { textDocument: { uri }, position: endOf(text), context: { triggerKind: 2 } },
+            cts.token,
+          )
           .then(
             () => 'items' as const,
             (e: unknown) => {
@@ -112,8 +147,11 @@ describe('protocol: inline completion', function () {
     // Every earlier request settles at once (answered, superseded or cancelled) while the
     // last one is still in its hands: at most that one runs, nothing waits.
     const earlier = await Promise.all(pending.slice(0, -1));
-    afterLast = await status(s);
-    assert.ok(afterLast.queuedCompletions + afterLast.activeGenerations <= 1, JSON.stringify(afterLast));
+    const afterLast = await status(s);
+    assert.ok(
+      afterLast.queuedCompletions + afterLast.activeGenerations <= 1,
+      JSON.stringify(afterLast),
+    );
     const outcomes = [...earlier, await pending[pending.length - 1]];
     assert.equal(outcomes[outcomes.length - 1], 'items', 'the last request is answered');
 

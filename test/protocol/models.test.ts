@@ -6,7 +6,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ResponseError } from 'vscode-jsonrpc/node';
 import { LeapfrogErrorCodes, LoadModelRequest } from '../../engine/protocol';
-import { fileUri, settledStatus, skipReason, startSidecar, status, testModel, type Sidecar } from './sidecar';
+import {
+  fileUri,
+  settledStatus,
+  skipReason,
+  startSidecar,
+  status,
+  testModel,
+  type Sidecar,
+} from './sidecar';
 
 describe('protocol: model errors and recovery', function () {
   this.timeout(120_000);
@@ -31,19 +39,34 @@ describe('protocol: model errors and recovery', function () {
     assert.equal(st.state, 'error');
     assert.match(st.message ?? '', /not found/);
     const uri = fileUri(join(dir, 'a.py'));
-    await s.conn.sendNotification('textDocument/didOpen', { textDocument: { uri, languageId: 'python', version: 1, text: 'x = ' } });
+    await s.conn.sendNotification('textDocument/didOpen', {
+      textDocument: { uri, languageId: 'python', version: 1, text: 'x = ' },
+    });
     await assert.rejects(
-      s.conn.sendRequest('textDocument/inlineCompletion', { textDocument: { uri }, position: { line: 0, character: 4 }, context: { triggerKind: 2 } }),
-      (e: unknown) => e instanceof ResponseError && e.code === LeapfrogErrorCodes.NoModel && /not found/.test(e.message),
+      s.conn.sendRequest('textDocument/inlineCompletion', {
+        textDocument: { uri },
+        position: { line: 0, character: 4 },
+        context: { triggerKind: 2 },
+      }),
+      (e: unknown) =>
+        e instanceof ResponseError &&
+        e.code === LeapfrogErrorCodes.NoModel &&
+        /not found/.test(e.message),
     );
   });
 
   it('rejects a corrupt and a truncated model with a clear error', async () => {
     const corrupt = join(dir, 'corrupt.gguf');
-    writeFileSync(corrupt, Buffer.concat([Buffer.from('GGUF'), Buffer.from([3, 0, 0, 0]), Buffer.alloc(200, 0xff)]));
+    writeFileSync(
+      corrupt,
+      Buffer.concat([Buffer.from('GGUF'), Buffer.from([3, 0, 0, 0]), Buffer.alloc(200, 0xff)]),
+    );
     await assert.rejects(
       s.conn.sendRequest(LoadModelRequest, { model: corrupt }),
-      (e: unknown) => e instanceof ResponseError && e.code === LeapfrogErrorCodes.ModelLoadFailed && e.message.includes(corrupt),
+      (e: unknown) =>
+        e instanceof ResponseError &&
+        e.code === LeapfrogErrorCodes.ModelLoadFailed &&
+        e.message.includes(corrupt),
     );
     const notGguf = join(dir, 'readme.gguf');
     writeFileSync(notGguf, 'this is not a model, just some text that is long enough');
@@ -68,7 +91,9 @@ describe('protocol: model errors and recovery', function () {
     });
     assert.ok(list && Array.isArray((list as { items: unknown[] }).items));
     // Switching to a broken model keeps the good one serving.
-    await assert.rejects(s.conn.sendRequest(LoadModelRequest, { model: join(dir, 'missing.gguf') }));
+    await assert.rejects(
+      s.conn.sendRequest(LoadModelRequest, { model: join(dir, 'missing.gguf') }),
+    );
     assert.equal((await status(s)).state, 'ready');
   });
 });

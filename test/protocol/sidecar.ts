@@ -66,7 +66,11 @@ export async function startSidecar(args: string[] = ['--model', testModel()]): P
     info: () => {},
     log: () => {},
   };
-  const conn = createMessageConnection(new StreamMessageReader(child.stdout), new StreamMessageWriter(child.stdin), logger);
+  const conn = createMessageConnection(
+    new StreamMessageReader(child.stdout),
+    new StreamMessageWriter(child.stdin),
+    logger,
+  );
   const notifications: { method: string; params: unknown }[] = [];
   conn.onNotification((method, params) => {
     notifications.push({ method, params });

@@ -1,6 +1,11 @@
 // In-process access to the native addon for tests that run many generations (spawning the
 // CLI for each would measure Node's start-up, not the engine).
-import type { GenerateParams, GenerateStats, NativeModel, NativeSession } from '../../engine/native/addon';
+import type {
+  GenerateParams,
+  GenerateStats,
+  NativeModel,
+  NativeSession,
+} from '../../engine/native/addon';
 import { loadAddon } from '../../engine/native/load-addon';
 
 export const greedyParams: GenerateParams = {

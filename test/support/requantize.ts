@@ -17,7 +17,9 @@ export function requantizedCopy(src: string, type: GGMLType.Q8_0 | GGMLType.Q4_0
     const raw = readTensorData(src, g, t.name);
     if (t.type !== GGMLType.F32) throw new Error(`${src}: ${t.name} is not F32`);
     if (t.dims.length < 2) return { name: t.name, type: t.type, dims: t.dims, data: raw };
-    const values = new Float32Array(raw.buffer.slice(raw.byteOffset, raw.byteOffset + raw.byteLength));
+    const values = new Float32Array(
+      raw.buffer.slice(raw.byteOffset, raw.byteOffset + raw.byteLength),
+    );
     const target = t.dims[0] % 32 === 0 ? type : GGMLType.F16;
     return { name: t.name, type: target, dims: t.dims, data: quantize(target, values, t.dims[0]) };
   });

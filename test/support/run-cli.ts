@@ -9,7 +9,10 @@ export interface CliResult {
   ms: number;
 }
 
-export function runCli(args: string[], opts: { timeoutMs?: number; input?: string } = {}): Promise<CliResult> {
+export function runCli(
+  args: string[],
+  opts: { timeoutMs?: number; input?: string } = {},
+): Promise<CliResult> {
   return new Promise((resolveRun, reject) => {
     const started = Date.now();
     const child = spawn(process.execPath, [cliPath, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
@@ -19,7 +22,9 @@ export function runCli(args: string[], opts: { timeoutMs?: number; input?: strin
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString('utf8')));
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
-      reject(new Error(`leapfrog ${args.join(' ')} did not finish in ${opts.timeoutMs ?? 60000} ms`));
+      reject(
+        new Error(`leapfrog ${args.join(' ')} did not finish in ${opts.timeoutMs ?? 60000} ms`),
+      );
     }, opts.timeoutMs ?? 60000);
     child.on('error', reject);
     child.on('close', (code) => {

@@ -17,7 +17,10 @@ describe('chat templates', () => {
   it('renders the GGUF template with jinja', () => {
     const r = renderChat(QWEN_TEMPLATE, msgs, { bos: '', eos: '<|endoftext|>' });
     assert.equal(r.template, 'model');
-    assert.equal(r.text, '<|im_start|>system\nbe brief<|im_end|>\n<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n');
+    assert.equal(
+      r.text,
+      '<|im_start|>system\nbe brief<|im_end|>\n<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n',
+    );
     const l = renderChat(LLAMA3_TEMPLATE, msgs, { bos: '<|begin_of_text|>', eos: '<|eot_id|>' });
     assert.ok(l.text.startsWith('<|begin_of_text|><|start_header_id|>system'));
   });

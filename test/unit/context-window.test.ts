@@ -6,7 +6,13 @@ const lines = Array.from({ length: 200 }, (_, i) => `line ${i} word`);
 
 describe('context windows', () => {
   it('sizes prefix and suffix in tokens', () => {
-    const w = buildContextWindow(lines, 100, 4, { prefixTokens: 40, suffixTokens: 20, anchorLines: 1 }, count);
+    const w = buildContextWindow(
+      lines,
+      100,
+      4,
+      { prefixTokens: 40, suffixTokens: 20, anchorLines: 1 },
+      count,
+    );
     assert.ok(w.prefix.endsWith('line'));
     assert.equal(w.linePrefix, 'line');
     assert.equal(w.lineSuffix, ' 100 word');
@@ -19,17 +25,30 @@ describe('context windows', () => {
   it('anchors the prefix start so it stays put while typing down', () => {
     const budget = { prefixTokens: 80, suffixTokens: 10, anchorLines: 16 };
     const starts = new Set<number>();
-    for (let line = 100; line < 110; line++) starts.add(buildContextWindow(lines, line, 0, budget, count).prefixStartLine);
+    for (let line = 100; line < 110; line++)
+      starts.add(buildContextWindow(lines, line, 0, budget, count).prefixStartLine);
     assert.ok(starts.size <= 2, `start lines: ${[...starts]}`);
     for (const s of starts) assert.equal(s % 16, 0);
   });
 
   it('handles the first and last lines and a huge line', () => {
-    const w = buildContextWindow(['abc'], 0, 3, { prefixTokens: 10, suffixTokens: 10, anchorLines: 16 }, count);
+    const w = buildContextWindow(
+      ['abc'],
+      0,
+      3,
+      { prefixTokens: 10, suffixTokens: 10, anchorLines: 16 },
+      count,
+    );
     assert.equal(w.prefix, 'abc');
     assert.equal(w.suffix, '');
     const big = ['x '.repeat(5000)];
-    const h = buildContextWindow(big, 0, 10000, { prefixTokens: 100, suffixTokens: 10, anchorLines: 16 }, count);
+    const h = buildContextWindow(
+      big,
+      0,
+      10000,
+      { prefixTokens: 100, suffixTokens: 10, anchorLines: 16 },
+      count,
+    );
     assert.ok(h.prefix.length <= 300);
   });
 

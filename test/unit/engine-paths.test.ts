@@ -28,11 +28,21 @@ async function setup() {
   await host.load({ model: good, draft: null });
   const completion = addon.sessions[0];
   const chat = addon.sessions[1];
-  const service = new CompletionService(host, scheduler, { ...defaultCompletionOptions, timeBudgetMs: 0 });
+  const service = new CompletionService(host, scheduler, {
+    ...defaultCompletionOptions,
+    timeBudgetMs: 0,
+  });
   return { addon, scheduler, host, completion, chat, service };
 }
 
-const req = (text: string, line: number, character: number) => ({ uri: 'file:///a.py', path: 'a.py', repoName: 'r', text, line, character });
+const req = (text: string, line: number, character: number) => ({
+  uri: 'file:///a.py',
+  path: 'a.py',
+  repoName: 'r',
+  text,
+  line,
+  character,
+});
 
 describe('completion path (fake engine)', () => {
   it('builds a FIM prompt, stops at the newline in single-line mode and post-processes', async () => {
@@ -79,11 +89,17 @@ describe('model host (fake engine)', () => {
   it('reports missing, non-GGUF and corrupt models clearly and recovers with a good one', async () => {
     const addon = new FakeAddon();
     const host = new ModelHost({ addon: () => addon });
-    await assert.rejects(host.load({ model: join(dir, 'missing.gguf'), draft: null }), /model file not found/);
+    await assert.rejects(
+      host.load({ model: join(dir, 'missing.gguf'), draft: null }),
+      /model file not found/,
+    );
     assert.equal(host.state.kind as string, 'error');
     await assert.rejects(host.whenReady(), NoModelError);
     await assert.rejects(host.load({ model: notGguf, draft: null }), /not a GGUF file/);
-    await assert.rejects(host.load({ model: corrupt, draft: null }), /cannot load model .*bad tensor data/);
+    await assert.rejects(
+      host.load({ model: corrupt, draft: null }),
+      /cannot load model .*bad tensor data/,
+    );
     assert.equal(host.openSessions, 0);
     await host.load({ model: good, draft: null });
     assert.equal(host.state.kind as string, 'ready');
@@ -119,7 +135,13 @@ describe('chat path (fake engine)', () => {
     const result = await turn;
     assert.equal(result.finishReason, 'stop');
     assert.ok(result.stats.preemptions >= 1);
-    assert.equal(deltas.filter((d) => !d.done).map((d) => d.delta).join(''), result.text);
+    assert.equal(
+      deltas
+        .filter((d) => !d.done)
+        .map((d) => d.delta)
+        .join(''),
+      result.text,
+    );
     assert.ok(deltas[deltas.length - 1].done);
     // The restarted generation continued from what was produced: the text is whole.
     assert.equal(result.text, full);

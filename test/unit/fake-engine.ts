@@ -75,7 +75,11 @@ export class FakeSession implements NativeSession {
   reply: (prompt: number[]) => (number | string)[] = () => ['x'];
   tickMs = 1;
 
-  generate(prompt: number[], params: GenerateParams, onToken: (id: number, text: string) => void): GenerationHandle {
+  generate(
+    prompt: number[],
+    params: GenerateParams,
+    onToken: (id: number, text: string) => void,
+  ): GenerationHandle {
     const call: GenerateCall = { prompt, params, aborted: false, finished: false };
     this.calls.push(call);
     const pieces: (number | string)[] = this.reply(prompt).flatMap((p): (number | string)[] =>

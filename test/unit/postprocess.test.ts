@@ -3,33 +3,58 @@ import { postprocess, type CompletionContext } from '../../engine/completion/pos
 import { StreamStopRules } from '../../engine/completion/stop-rules';
 
 function ctx(over: Partial<CompletionContext>): CompletionContext {
-  return { prefix: '', linePrefix: '', lineSuffix: '', linesBelow: [], specialTexts: ['<|endoftext|>', '<|file_sep|>'], ...over };
+  return {
+    prefix: '',
+    linePrefix: '',
+    lineSuffix: '',
+    linesBelow: [],
+    specialTexts: ['<|endoftext|>', '<|file_sep|>'],
+    ...over,
+  };
 }
 
 describe('post-processing', () => {
   it('is single-line when text stands right of the cursor', () => {
-    assert.equal(postprocess('a, b)\nfoo()', ctx({ prefix: 'f(', linePrefix: 'f(', lineSuffix: ')' })), 'a, b');
+    assert.equal(
+      postprocess('a, b)\nfoo()', ctx({ prefix: 'f(', linePrefix: 'f(', lineSuffix: ')' })),
+      'a, b',
+    );
   });
 
   it('drops a tail that repeats the text right of the cursor', () => {
-    assert.equal(postprocess('"hi");', ctx({ prefix: 'print(', linePrefix: 'print(', lineSuffix: ');' })), '"hi"');
+    assert.equal(
+      postprocess('"hi");', ctx({ prefix: 'print(', linePrefix: 'print(', lineSuffix: ');' })),
+      '"hi"',
+    );
     assert.equal(postprocess('x = b', ctx({ linePrefix: '', lineSuffix: 'b;' })), 'x = b');
   });
 
   it('ends multi-line output where indentation leaves the block', () => {
-    const out = postprocess('    return a + b\n\ndef other():\n    pass', ctx({ prefix: 'def add(a, b):\n', linePrefix: '' }));
+    const out = postprocess(
+      '    return a + b\n\ndef other():\n    pass',
+      ctx({ prefix: 'def add(a, b):\n', linePrefix: '' }),
+    );
     assert.equal(out, '    return a + b');
   });
 
   it('keeps the closing line of a block the completion opened', () => {
-    const out = postprocess('\n  return 1;\n}\n\nfunction g() {', ctx({ prefix: 'function f() {', linePrefix: 'function f() {' }));
+    const out = postprocess(
+      '\n  return 1;\n}\n\nfunction g() {',
+      ctx({ prefix: 'function f() {', linePrefix: 'function f() {' }),
+    );
     assert.equal(out, '\n  return 1;\n}');
   });
 
   it('drops output that repeats the lines below', () => {
-    const out = postprocess('x = 1\ny = 2\nz = 3', ctx({ linePrefix: '', linesBelow: ['', 'y = 2', 'z = 3'] }));
+    const out = postprocess(
+      'x = 1\ny = 2\nz = 3',
+      ctx({ linePrefix: '', linesBelow: ['', 'y = 2', 'z = 3'] }),
+    );
     assert.equal(out, 'x = 1');
-    assert.equal(postprocess('return x', ctx({ linePrefix: '    ', linesBelow: ['    return x'] })), '');
+    assert.equal(
+      postprocess('return x', ctx({ linePrefix: '    ', linesBelow: ['    return x'] })),
+      '',
+    );
   });
 
   it('strips leaked special tokens', () => {
@@ -63,7 +88,11 @@ describe('streaming stop rules', () => {
   });
 
   it('stops when the block ends, at a special token, and on the time budget after line one', () => {
-    const r = new StreamStopRules(ctx({ linePrefix: '    ' }), { timeBudgetMs: 100, maxLines: 10 }, 0);
+    const r = new StreamStopRules(
+      ctx({ linePrefix: '    ' }),
+      { timeBudgetMs: 100, maxLines: 10 },
+      0,
+    );
     assert.equal(r.shouldStop('return 1', 500), false); // the first line is never cut short
     assert.equal(r.shouldStop('return 1\n', 50), false);
     assert.equal(r.shouldStop('return 1\n', 150), true);

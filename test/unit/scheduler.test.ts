@@ -2,13 +2,21 @@ import { strict as assert } from 'node:assert';
 import { Scheduler, type Job } from '../../engine/scheduler/scheduler';
 import { FakeSession } from './fake-engine';
 
-function job(session: FakeSession, kind: Job['kind'], key: string, text: string, onText?: (t: string) => void): Job {
+function job(
+  session: FakeSession,
+  kind: Job['kind'],
+  key: string,
+  text: string,
+  onText?: (t: string) => void,
+): Job {
   return {
     kind,
     key,
     start: () => {
       session.reply = () => [text];
-      return session.generate([1], { maxTokens: 1000, stopAtEog: true } as never, (_id, t) => onText?.(t));
+      return session.generate([1], { maxTokens: 1000, stopAtEog: true } as never, (_id, t) =>
+        onText?.(t),
+      );
     },
   };
 }
@@ -29,9 +37,14 @@ describe('scheduler', () => {
   it('a storm of requests leaves only the last one running', async () => {
     const s = new FakeSession();
     const sched = new Scheduler();
-    const tickets = Array.from({ length: 20 }, (_, i) => sched.submit(job(s, 'completion', 'doc', `r${i}`.repeat(20))));
+    const tickets = Array.from({ length: 20 }, (_, i) =>
+      sched.submit(job(s, 'completion', 'doc', `r${i}`.repeat(20))),
+    );
     const outcomes = await Promise.all(tickets.map((t) => t.outcome));
-    assert.deepEqual(outcomes.slice(0, -1).map((o) => o.status), Array(19).fill('superseded'));
+    assert.deepEqual(
+      outcomes.slice(0, -1).map((o) => o.status),
+      Array(19).fill('superseded'),
+    );
     assert.equal(outcomes[19].status, 'finished');
     assert.ok(s.calls.length <= 2, `native generations started: ${s.calls.length}`);
     await sched.idle();
@@ -73,7 +86,11 @@ describe('scheduler', () => {
         starts++;
         const left = 40 - chatText.length;
         chatSession.reply = () => ['c'.repeat(left)];
-        return chatSession.generate([1], { maxTokens: left, stopAtEog: true } as never, (_i, t) => (chatText += t));
+        return chatSession.generate(
+          [1],
+          { maxTokens: left, stopAtEog: true } as never,
+          (_i, t) => (chatText += t),
+        );
       },
     };
     const c = sched.submit(chat);
@@ -91,7 +108,13 @@ describe('scheduler', () => {
   it('a job whose start throws fails without blocking the queue', async () => {
     const s = new FakeSession();
     const sched = new Scheduler();
-    const bad = sched.submit({ kind: 'completion', key: 'a', start: () => { throw new Error('boom'); } });
+    const bad = sched.submit({
+      kind: 'completion',
+      key: 'a',
+      start: () => {
+        throw new Error('boom');
+      },
+    });
     const good = sched.submit(job(s, 'completion', 'b', 'ok'));
     const o = await bad.outcome;
     assert.equal(o.status, 'failed');

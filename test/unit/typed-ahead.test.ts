@@ -4,7 +4,7 @@ import { TypedAheadCache } from '../../engine/completion/typed-ahead';
 describe('typed-ahead reuse', () => {
   it('answers from the last suggestion while the user types it', () => {
     const c = new TypedAheadCache();
-    c.remember('u', 'def f(', ')\n', 'a, b')
+    c.remember('u', 'def f(', ')\n', 'a, b');
     assert.equal(c.lookup('u', 'def f(a', ')\n'), ', b');
     assert.equal(c.lookup('u', 'def f(a, ', ')\n'), 'b');
     assert.equal(c.lookup('u', 'def f(', ')\n'), 'a, b');
