@@ -15,8 +15,11 @@ namespace {
 class LoadModelWorker : public Napi::AsyncWorker {
  public:
   LoadModelWorker(Napi::Env env, std::string path, int threads, bool vocab_only)
-      : Napi::AsyncWorker(env), deferred_(Napi::Promise::Deferred::New(env)),
-        path_(std::move(path)), threads_(threads), vocab_only_(vocab_only) {}
+      : Napi::AsyncWorker(env),
+        deferred_(Napi::Promise::Deferred::New(env)),
+        path_(std::move(path)),
+        threads_(threads),
+        vocab_only_(vocab_only) {}
   Napi::Promise promise() { return deferred_.Promise(); }
 
   void Execute() override {
@@ -44,7 +47,8 @@ Napi::Value LoadModel(const Napi::CallbackInfo& info) {
   bool vocab_only = false;
   if (info[1].IsObject()) {
     Napi::Object opts = info[1].As<Napi::Object>();
-    if (opts.Get("threads").IsNumber()) threads = opts.Get("threads").As<Napi::Number>().Int32Value();
+    if (opts.Get("threads").IsNumber())
+      threads = opts.Get("threads").As<Napi::Number>().Int32Value();
     vocab_only = opts.Get("vocabOnly").ToBoolean();
   }
   auto* worker =

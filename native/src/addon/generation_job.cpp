@@ -94,9 +94,8 @@ void run(std::shared_ptr<Job> job) {
   if (job->params.stop_at_eog) gp.stop_tokens = tok.eog_ids();
   // Each delivery holds the job, so queued events outlive this thread safely.
   auto send = [&](Event* ev) {
-    job->tsfn.BlockingCall(ev, [job](Napi::Env env, Napi::Function fn, Event* e) {
-      deliver(env, fn, job.get(), e);
-    });
+    job->tsfn.BlockingCall(
+        ev, [job](Napi::Env env, Napi::Function fn, Event* e) { deliver(env, fn, job.get(), e); });
   };
   const auto on_token = [&](int32_t id) {
     send(Event::token(id, detok.push(id)));
@@ -124,8 +123,8 @@ void run(std::shared_ptr<Job> job) {
       sp.budget = job->params.budget;
       sp.adaptive = job->params.adaptive;
       sp.tree = job->params.tree;
-      stats = generate_speculative(*st.session, drafters, sp, job->prompt, gp, on_token,
-                                   job->abort);
+      stats =
+          generate_speculative(*st.session, drafters, sp, job->prompt, gp, on_token, job->abort);
     }
     std::string tail = detok.flush();
     if (!tail.empty()) send(Event::token(-1, std::move(tail)));

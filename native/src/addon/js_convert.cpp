@@ -21,8 +21,8 @@ std::vector<int32_t> token_ids_from_js(const Napi::Value& value, int n_vocab) {
     const double d = v.IsNumber() ? v.As<Napi::Number>().DoubleValue() : -1;
     if (d < 0 || d >= n_vocab || std::floor(d) != d) {
       throw Napi::TypeError::New(env, "token id at index " + std::to_string(i) +
-                                          " is not an integer in [0, " +
-                                          std::to_string(n_vocab) + ")");
+                                          " is not an integer in [0, " + std::to_string(n_vocab) +
+                                          ")");
     }
     ids[i] = static_cast<int32_t>(d);
   }

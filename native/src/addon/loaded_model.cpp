@@ -28,10 +28,9 @@ std::shared_ptr<LoadedModel> load_model(const std::string& path, int threads) {
   loaded->model = Model::load(path, shared_backend(threads));
   loaded->tokenizer = Tokenizer::from_gguf(loaded->model->gguf());
   if (loaded->tokenizer->n_vocab() != loaded->model->hparams().n_vocab) {
-    throw std::runtime_error(path + ": the vocabulary has " +
-                             std::to_string(loaded->tokenizer->n_vocab()) +
-                             " tokens but the output layer has " +
-                             std::to_string(loaded->model->hparams().n_vocab));
+    throw std::runtime_error(
+        path + ": the vocabulary has " + std::to_string(loaded->tokenizer->n_vocab()) +
+        " tokens but the output layer has " + std::to_string(loaded->model->hparams().n_vocab));
   }
   for (const auto& t : loaded->model->gguf().tensors()) {
     loaded->file_bytes += t.n_bytes;

@@ -6,15 +6,15 @@
 #include <string>
 
 #include "backend/backend.h"
-#include "model/model.h"
 #include "gguf/gguf_file.h"
+#include "model/model.h"
 #include "tokenizer/tokenizer.h"
 
 namespace leapfrog::addon {
 
 struct LoadedModel {
-  std::unique_ptr<Model> model;              // null when loaded for its vocabulary only
-  std::unique_ptr<GgufFile> vocab_file;      // the file, when there is no model
+  std::unique_ptr<Model> model;          // null when loaded for its vocabulary only
+  std::unique_ptr<GgufFile> vocab_file;  // the file, when there is no model
   std::unique_ptr<Tokenizer> tokenizer;
   uint64_t file_bytes = 0;
   uint64_t n_params = 0;

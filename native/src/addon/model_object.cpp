@@ -55,8 +55,9 @@ Napi::Value ModelObject::Info(const Napi::CallbackInfo& info) {
   if (name.empty()) name = std::filesystem::path(path).stem().string();
   out.Set("path", path);
   out.Set("name", name);
-  out.Set("architecture", m.model ? m.model->hparams().arch
-                                   : std::string(file.get_string("general.architecture").value_or("")));
+  out.Set("architecture", m.model
+                              ? m.model->hparams().arch
+                              : std::string(file.get_string("general.architecture").value_or("")));
   out.Set("nVocab", tok.n_vocab());
   out.Set("nCtxTrain", m.model ? m.model->hparams().n_ctx_train : 0);
   out.Set("vocabOnly", !m.model);
@@ -82,7 +83,8 @@ Napi::Value ModelObject::Info(const Napi::CallbackInfo& info) {
 Napi::Value ModelObject::Tokenize(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   const LoadedModel& m = live(env);
-  if (!info[0].IsString()) throw Napi::TypeError::New(env, "tokenize(text, addSpecial, parseSpecial)");
+  if (!info[0].IsString())
+    throw Napi::TypeError::New(env, "tokenize(text, addSpecial, parseSpecial)");
   const std::string text = info[0].As<Napi::String>().Utf8Value();
   const bool add_special = info[1].ToBoolean();
   const bool parse_special = info[2].ToBoolean();

@@ -23,8 +23,10 @@ struct BusyGuard {
 class LastLogitsWorker : public Napi::AsyncWorker {
  public:
   LastLogitsWorker(Napi::Env env, std::shared_ptr<SessionState> state, std::vector<int32_t> ids)
-      : Napi::AsyncWorker(env), deferred_(Napi::Promise::Deferred::New(env)),
-        guard_{std::move(state)}, ids_(std::move(ids)) {}
+      : Napi::AsyncWorker(env),
+        deferred_(Napi::Promise::Deferred::New(env)),
+        guard_{std::move(state)},
+        ids_(std::move(ids)) {}
   Napi::Promise promise() { return deferred_.Promise(); }
 
   void Execute() override {
@@ -128,8 +130,7 @@ Napi::Value SessionObject::Generate(const Napi::CallbackInfo& info) {
                                     " tokens) does not fit the context of " +
                                     std::to_string(state_->session->n_ctx()) + " tokens");
   }
-  return start_generation(env, claim(env), std::move(prompt), params,
-                          info[2].As<Napi::Function>());
+  return start_generation(env, claim(env), std::move(prompt), params, info[2].As<Napi::Function>());
 }
 
 Napi::Value SessionObject::LastLogits(const Napi::CallbackInfo& info) {

@@ -15,7 +15,8 @@ std::span<const float> Session::forward_tree(std::span<const int32_t> ids,
     throw std::invalid_argument("forward_tree: need one parent per node");
   }
   if (n > scratch_.max_batch()) {
-    throw std::invalid_argument("forward_tree: " + std::to_string(n) + " nodes exceed the batch of " +
+    throw std::invalid_argument("forward_tree: " + std::to_string(n) +
+                                " nodes exceed the batch of " +
                                 std::to_string(scratch_.max_batch()));
   }
   const int pos = n_past();

@@ -10,7 +10,8 @@ namespace leapfrog {
 class BudgetController {
  public:
   static constexpr int kMaxBatch = 64;
-  explicit BudgetController(int cap) : cap_(cap < 0 ? 0 : (cap > kMaxBatch - 1 ? kMaxBatch - 1 : cap)) {}
+  explicit BudgetController(int cap)
+      : cap_(cap < 0 ? 0 : (cap > kMaxBatch - 1 ? kMaxBatch - 1 : cap)) {}
 
   int cap() const { return cap_; }
   // Draft length for the next pass (0..cap), given a drafter's cost per token.
@@ -23,8 +24,8 @@ class BudgetController {
 
  private:
   int cap_;
-  double acceptance_ = 0.7;  // optimistic start, so drafting gets tried
-  std::array<double, kMaxBatch + 1> cost_{};   // EMA of measured ms, 0 = unmeasured
+  double acceptance_ = 0.7;                   // optimistic start, so drafting gets tried
+  std::array<double, kMaxBatch + 1> cost_{};  // EMA of measured ms, 0 = unmeasured
 };
 
 }  // namespace leapfrog

@@ -58,8 +58,8 @@ int ModelDrafter::draft_chain(std::span<const int32_t> context, int max_len,
   return drafted;
 }
 
-void ModelDrafter::propose(std::span<const int32_t> context, int max_len,
-                           std::vector<int32_t>& out, const std::atomic<bool>& abort) {
+void ModelDrafter::propose(std::span<const int32_t> context, int max_len, std::vector<int32_t>& out,
+                           const std::atomic<bool>& abort) {
   const int n_vocab = draft_.n_vocab();
   draft_chain(context, max_len, abort, [&](int i, const float* logits) -> int32_t {
     const int32_t top = Sampler::argmax(logits, n_vocab);

@@ -19,8 +19,8 @@ int NgramDrafter::find_continuation(std::span<const int32_t> haystack, size_t li
   return -1;
 }
 
-void NgramDrafter::propose(std::span<const int32_t> context, int max_len,
-                           std::vector<int32_t>& out, const std::atomic<bool>& abort) {
+void NgramDrafter::propose(std::span<const int32_t> context, int max_len, std::vector<int32_t>& out,
+                           const std::atomic<bool>& abort) {
   last_match_ = 0;
   if (max_len <= 0) return;
   const int longest = std::min<int>(max_n_, static_cast<int>(context.size()) - 1);

@@ -43,7 +43,9 @@ SpecStats generate_speculative(Session& target, std::span<Drafter* const> drafte
   if (stops.empty() && target.model().hparams().eos_token) {
     stops.push_back(*target.model().hparams().eos_token);
   }
-  const auto is_stop = [&](int32_t t) { return std::find(stops.begin(), stops.end(), t) != stops.end(); };
+  const auto is_stop = [&](int32_t t) {
+    return std::find(stops.begin(), stops.end(), t) != stops.end();
+  };
   Sampler sampler(params.sampling);
   // Verification draws from its own stream, so the sampler's stream stays that of plain
   // decoding whenever no draft is made.
@@ -91,8 +93,7 @@ SpecStats generate_speculative(Session& target, std::span<Drafter* const> drafte
   };
 
   while (st.generated < params.max_tokens) {
-    const int32_t tok =
-        forced >= 0 ? forced : sampler.sample(next_logits, n_vocab, history);
+    const int32_t tok = forced >= 0 ? forced : sampler.sample(next_logits, n_vocab, history);
     forced = -1;
     if (!emit(tok)) break;
     if (target.n_past() + 1 >= target.n_ctx()) break;
@@ -163,8 +164,9 @@ SpecStats generate_speculative(Session& target, std::span<Drafter* const> drafte
         }
       }
       if (children.empty()) break;
-      const Verdict v = verify_candidates(sampler, rng, rows.data() + static_cast<size_t>(cur) * n_vocab,
-                                          n_vocab, history, child_tokens);
+      const Verdict v =
+          verify_candidates(sampler, rng, rows.data() + static_cast<size_t>(cur) * n_vocab, n_vocab,
+                            history, child_tokens);
       if (v.accepted < 0) {
         // Greedy: the replacement is the argmax, which sampling row `cur` gives again.
         if (!sampler.greedy()) forced = v.token;

@@ -15,7 +15,7 @@
 namespace leapfrog {
 
 struct SpecParams {
-  int budget = 16;  // largest draft per pass (the controller picks 0..budget)
+  int budget = 16;       // largest draft per pass (the controller picks 0..budget)
   bool adaptive = true;  // false: always draft `budget` tokens (benchmarks, tests)
   bool tree = false;     // let drafters branch where unsure; verified with a tree mask
 };
