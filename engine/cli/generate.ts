@@ -104,7 +104,9 @@ export async function generateCommand(argv: string[]): Promise<void> {
   const threads = threadsFrom(args, addon);
   const modelPath = modelPathFrom(args);
   const draftPath =
-    params.spec === 'off' || params.spec === 'ngram' ? undefined : draftPathFrom(args, modelPath);
+    params.spec === 'off' || params.spec === 'ngram'
+      ? undefined
+      : await draftPathFrom(args, modelPath);
   if (params.spec === 'draft' && !draftPath) {
     throw new UsageError('--spec draft needs --draft (a smaller model with the same vocabulary)');
   }

@@ -4,6 +4,7 @@ import { resolve } from 'node:path';
 import { loadAddon } from '../native/load-addon';
 import type { NativeAddon, NativeModel } from '../native/addon';
 import { defaultDraftPath, defaultModelPath } from '../native/default-models';
+import { SELF_DRAFT, selfDraftPath } from '../native/self-draft';
 import {
   CliError,
   ParsedArgs,
@@ -25,9 +26,22 @@ export function modelPathFrom(args: ParsedArgs): string {
   return path;
 }
 
-/** The draft model: --draft when given; else the bundled draft when the target is bundled. */
-export function draftPathFrom(args: ParsedArgs, modelPath: string): string | undefined {
+/**
+ * The draft model: --draft when given (`self`: a Q4_0 copy of the target); else the bundled
+ * draft when the target is the bundled model.
+ */
+export async function draftPathFrom(
+  args: ParsedArgs,
+  modelPath: string,
+): Promise<string | undefined> {
   const explicit = stringOption(args, 'draft');
+  if (explicit === SELF_DRAFT) {
+    try {
+      return await selfDraftPath(loadAddon(), modelPath);
+    } catch (e) {
+      throw new CliError((e as Error).message);
+    }
+  }
   if (explicit) {
     const path = resolve(explicit);
     if (!existsSync(path)) throw new CliError(`${path}: draft model file not found`);

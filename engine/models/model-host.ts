@@ -6,6 +6,7 @@
 import { basename } from 'node:path';
 import type { ModelInfo, NativeAddon, NativeModel, NativeSession } from '../native/addon';
 import { detectFimTemplate, type FimTemplate } from '../completion/fim-template';
+import { SELF_DRAFT, selfDraftPath } from '../native/self-draft';
 import { checkGgufFile } from './check-gguf';
 import type { ModelPaths } from './model-paths';
 
@@ -120,8 +121,12 @@ export class ModelHost {
     const created: NativeSession[] = [];
     try {
       checkGgufFile(paths.model, 'model');
-      if (paths.draft) checkGgufFile(paths.draft, 'draft model');
       const addon = this.opts.addon();
+      if (paths.draft === SELF_DRAFT) {
+        progress?.('writing the self-draft (a Q4_0 copy of the model)', 5);
+        paths = { ...paths, draft: await selfDraftPath(addon, paths.model) };
+      }
+      if (paths.draft) checkGgufFile(paths.draft, 'draft model');
       const threads = this.threads();
       progress?.(`loading ${basename(paths.model)}`, 10);
       target = await addon.loadModel(paths.model, { threads }).catch((e: unknown) => {

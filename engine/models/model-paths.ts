@@ -3,6 +3,7 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { defaultDraftPath, defaultModelPath } from '../native/default-models';
+import { SELF_DRAFT } from '../native/self-draft';
 
 export interface ModelPaths {
   model: string;
@@ -15,7 +16,8 @@ export interface ModelPaths {
  * share the target's vocabulary.
  */
 export function resolveModelPaths(opts: { model?: string; draft?: string | null }): ModelPaths {
-  const draft = opts.draft ? resolve(opts.draft) : null;
+  // "self" asks for a lower-bit copy of the target (engine/native/self-draft.ts).
+  const draft = opts.draft === SELF_DRAFT ? SELF_DRAFT : opts.draft ? resolve(opts.draft) : null;
   if (opts.model) return { model: resolve(opts.model), draft };
   if (opts.draft !== undefined) return { model: defaultModelPath(), draft };
   return { model: defaultModelPath(), draft: existsSync(defaultDraftPath()) ? defaultDraftPath() : null };

@@ -104,6 +104,8 @@ export interface NativeAddon {
   /** vocabOnly loads just the tokenizer (no weights): enough for tokenize/detokenize. */
   loadModel(path: string, options: { threads: number; vocabOnly?: boolean }): Promise<NativeModel>;
   createSession(model: NativeModel, options: SessionOptions): NativeSession;
+  /** Writes a Q4_0 copy of a model (the self-draft, native/src/spec/self_draft.h). */
+  writeLowerBitCopy(srcPath: string, dstPath: string): Promise<void>;
   /** CPU features the kernels dispatch on, and the instruction set chosen. */
   systemInfo(): { isa: string; physicalCores: number };
 }

@@ -149,4 +149,7 @@ export class FakeAddon implements NativeAddon {
   systemInfo() {
     return { isa: 'fake', physicalCores: 2 };
   }
+  async writeLowerBitCopy(): Promise<void> {
+    throw new Error('the fake engine writes no files');
+  }
 }

@@ -7,6 +7,7 @@
 #include "addon/session_object.h"
 #include "backend/cpu/kernels.h"
 #include "backend/cpu/thread_pool.h"
+#include "spec/self_draft.h"
 
 namespace leapfrog::addon {
 
@@ -58,6 +59,42 @@ Napi::Value LoadModel(const Napi::CallbackInfo& info) {
   return promise;
 }
 
+// writeLowerBitCopy(src, dst): the self-draft file (spec/self_draft.h), off the event loop.
+class LowerBitCopyWorker : public Napi::AsyncWorker {
+ public:
+  LowerBitCopyWorker(Napi::Env env, std::string src, std::string dst)
+      : Napi::AsyncWorker(env),
+        deferred_(Napi::Promise::Deferred::New(env)),
+        src_(std::move(src)),
+        dst_(std::move(dst)) {}
+  Napi::Promise promise() { return deferred_.Promise(); }
+  void Execute() override {
+    try {
+      write_lower_bit_copy(src_, dst_);
+    } catch (const std::exception& e) {
+      SetError(e.what());
+    }
+  }
+  void OnOK() override { deferred_.Resolve(Env().Undefined()); }
+  void OnError(const Napi::Error& e) override { deferred_.Reject(e.Value()); }
+
+ private:
+  Napi::Promise::Deferred deferred_;
+  std::string src_, dst_;
+};
+
+Napi::Value WriteLowerBitCopy(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (!info[0].IsString() || !info[1].IsString()) {
+    throw Napi::TypeError::New(env, "writeLowerBitCopy(srcPath, dstPath)");
+  }
+  auto* worker = new LowerBitCopyWorker(env, info[0].As<Napi::String>().Utf8Value(),
+                                        info[1].As<Napi::String>().Utf8Value());
+  Napi::Promise promise = worker->promise();
+  worker->Queue();
+  return promise;
+}
+
 Napi::Value SystemInfo(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   Napi::Object out = Napi::Object::New(env);
@@ -72,6 +109,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("loadModel", Napi::Function::New(env, LoadModel));
   exports.Set("createSession", Napi::Function::New(env, SessionObject::Create));
   exports.Set("systemInfo", Napi::Function::New(env, SystemInfo));
+  exports.Set("writeLowerBitCopy", Napi::Function::New(env, WriteLowerBitCopy));
   return exports;
 }
 

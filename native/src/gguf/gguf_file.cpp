@@ -190,6 +190,7 @@ void GgufFile::parse_all() {
   }
 
   kv_.reserve(n_kv);
+  kv_begin_ = c.pos();
   for (uint64_t k = 0; k < n_kv; ++k) {
     std::string key(c.string("metadata key"));
     const uint32_t t = c.read<uint32_t>("metadata type");
@@ -218,6 +219,7 @@ void GgufFile::parse_all() {
     }
     kv_.emplace_back(std::move(key), std::move(v));
   }
+  kv_end_ = c.pos();
 
   uint64_t alignment = 32;
   if (const GgufValue* a = find("general.alignment")) {
@@ -226,6 +228,7 @@ void GgufFile::parse_all() {
     }
     alignment = a->u;
   }
+  alignment_ = alignment;
 
   tensors_.reserve(n_tensors);
   for (uint64_t k = 0; k < n_tensors; ++k) {

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -88,6 +89,12 @@ class GgufFile {
   double require_float(std::string_view key) const;
   std::string_view require_string(std::string_view key) const;
   const std::vector<std::pair<std::string, GgufValue>>& metadata() const { return kv_; }
+  // The metadata section exactly as stored (its key/value pairs, without the count), so a
+  // derived file can carry it over byte for byte.
+  std::span<const uint8_t> metadata_bytes() const {
+    return {base_ + kv_begin_, kv_end_ - kv_begin_};
+  }
+  uint64_t alignment() const { return alignment_; }
 
   const GgufTensorInfo* tensor(std::string_view name) const;  // nullptr when absent
   const GgufTensorInfo& require_tensor(std::string_view name) const;
@@ -104,6 +111,8 @@ class GgufFile {
   size_t size_ = 0;
   void* mapping_ = nullptr;  // non-null when we own an mmap
   uint32_t version_ = 0;
+  size_t kv_begin_ = 0, kv_end_ = 0;
+  uint64_t alignment_ = 32;
   std::vector<std::pair<std::string, GgufValue>> kv_;
   std::vector<GgufTensorInfo> tensors_;
 };
