@@ -4,11 +4,14 @@
 // weight bandwidth (GB/s) and multiply-add rate, so decode can be compared with the memory
 // roof and batched passes with the single-token pass.
 //   lf_matbench [--type Q8_0|Q4_K|...] [--threads N] [--layers L] [--reps R]
-//               [--shape 0.5b|1.5b] [--no-output]
+//               [--shape 0.5b|1.5b] [--no-output] [--cpu-time]
+// --cpu-time reports process CPU time instead of wall time: on a shared, overloaded machine
+// that is the steadier measure of compute-bound passes (use it with --threads 1).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <random>
 #include <string>
 #include <vector>
@@ -21,7 +24,7 @@ using namespace leapfrog;
 int main(int argc, char** argv) {
   std::string type_name = "Q8_0", shape = "0.5b";
   int threads = 0, layers = -1, reps = 5;
-  bool output = true;
+  bool output = true, cpu_time = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--type")
@@ -36,6 +39,8 @@ int main(int argc, char** argv) {
       shape = argv[++i];
     else if (a == "--no-output")
       output = false;
+    else if (a == "--cpu-time")
+      cpu_time = true;
   }
   GgmlType type = GgmlType::Q8_0;
   for (uint32_t t = 0; t < 40; ++t) {
@@ -48,12 +53,18 @@ int main(int argc, char** argv) {
 
   struct M {
     int64_t cols, rows;
+    GgmlType type;
     std::vector<uint8_t> data;
   };
   std::vector<M> mats;
   std::mt19937 rng(1);
+  int fallbacks = 0;
   auto add = [&](int64_t cols, int64_t rows) {
-    M m{cols, rows, std::vector<uint8_t>(ggml_row_bytes(type, cols) * rows)};
+    // K-quants need rows of whole 256-value super-blocks; like a quantizer would, fall back
+    // to Q8_0 elsewhere (the 0.5B shape's 896-wide matrices).
+    GgmlType t = type;
+    if (cols % ggml_type_traits(uint32_t(t))->block_size != 0) t = GgmlType::Q8_0, ++fallbacks;
+    M m{cols, rows, t, std::vector<uint8_t>(ggml_row_bytes(t, cols) * rows)};
     // Random bytes; patch nothing: timing does not depend on values except for NaNs in
     // float types, which the multiply-adds do not mind.
     uint32_t* p = reinterpret_cast<uint32_t*>(m.data.data());
@@ -70,21 +81,31 @@ int main(int argc, char** argv) {
   CpuBackendOptions o;
   o.threads = threads;
   CpuBackend be(o);
-  std::printf("%s %s, %d layers%s, %.1f MB of weights, backend %s, %d threads\n", shape.c_str(),
+  std::printf("%s %s, %d layers%s, %.1f MB of weights, backend %s, %d threads%s\n", shape.c_str(),
               type_name.c_str(), L, output ? " + output" : "", bytes / 1e6, be.name().c_str(),
-              be.threads());
+              be.threads(), cpu_time ? ", CPU time" : "");
+  if (fallbacks) std::printf("(%d matrices not a multiple of the block size: Q8_0)\n", fallbacks);
   std::vector<float> x(64 * std::max(F, E)), y(64 * std::max<int64_t>(V, F));
   for (auto& v : x) v = std::normal_distribution<float>(0, 1)(rng);
   double t1 = 0;
   for (int n : {1, 2, 4, 8, 16, 32, 64}) {
     std::vector<double> times;
     for (int r = 0; r < reps; ++r) {
-      auto t0 = std::chrono::steady_clock::now();
+      auto now = [&] {
+        if (cpu_time) {
+          timespec ts;
+          clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+          return ts.tv_sec + ts.tv_nsec * 1e-9;
+        }
+        return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
+            .count();
+      };
+      const double t0 = now();
       for (auto& m : mats) {
-        WeightView w{type, m.data.data(), m.rows, m.cols, ggml_row_bytes(type, m.cols)};
+        WeightView w{m.type, m.data.data(), m.rows, m.cols, ggml_row_bytes(m.type, m.cols)};
         be.matmul(w, x.data(), n, y.data());
       }
-      times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+      times.push_back(now() - t0);
     }
     std::sort(times.begin(), times.end());
     const double t = times[times.size() / 2];

@@ -80,6 +80,13 @@ class Backend {
 
   // y[i, r] = sum_c W[r, c] * x[i, c] for i < n; x is n x w.cols, y is n x w.rows.
   virtual void matmul(const WeightView& w, const float* x, int n, float* y) = 0;
+  // Several weights over the same input (Q/K/V, gate/up): y[j] = x * w[j]^T for j < count,
+  // exactly what `count` matmul calls give. A backend may prepare the input once and run
+  // all products as one parallel job.
+  virtual void matmul_multi(const WeightView* const* w, float* const* y, int count, const float* x,
+                            int n) {
+    for (int j = 0; j < count; ++j) matmul(*w[j], x, n, y[j]);
+  }
   // out[i, :] = dequantized row ids[i] of `table` (embedding lookup).
   virtual void get_rows(const WeightView& table, const int32_t* ids, int n, float* out) = 0;
   // y = x / sqrt(mean(x^2) + eps) * w, over rows of `dim` (w may be null: no weight).

@@ -183,9 +183,12 @@ void Model::forward(const ForwardBatch& b, KvStorage& kv, ForwardScratch& s, flo
     const Layer& L = layers_[l];
     // Attention block.
     be.rms_norm(x, L.attn_norm.data(), n, E, hp.rms_eps, xb);
-    be.matmul(L.wq, xb, n, s.q.data());
-    be.matmul(L.wk, xb, n, s.k.data());
-    be.matmul(L.wv, xb, n, s.v.data());
+    {
+      // One activation preparation and one parallel job for Q, K and V.
+      const WeightView* w[3] = {&L.wq, &L.wk, &L.wv};
+      float* y[3] = {s.q.data(), s.k.data(), s.v.data()};
+      be.matmul_multi(w, y, 3, xb, n);
+    }
     if (!L.bq.empty()) be.add_bias(s.q.data(), L.bq.data(), n, hp.q_dim());
     if (!L.bk.empty()) be.add_bias(s.k.data(), L.bk.data(), n, hp.k_dim());
     if (!L.bv.empty()) be.add_bias(s.v.data(), L.bv.data(), n, hp.v_dim());
@@ -206,8 +209,11 @@ void Model::forward(const ForwardBatch& b, KvStorage& kv, ForwardScratch& s, flo
 
     // Feed-forward block (SwiGLU).
     be.rms_norm(x, L.ffn_norm.data(), n, E, hp.rms_eps, xb);
-    be.matmul(L.gate, xb, n, s.gate.data());
-    be.matmul(L.up, xb, n, s.up.data());
+    {
+      const WeightView* w[2] = {&L.gate, &L.up};
+      float* y[2] = {s.gate.data(), s.up.data()};
+      be.matmul_multi(w, y, 2, xb, n);
+    }
     be.swiglu(s.gate.data(), s.up.data(), n, hp.n_ff);
     be.matmul(L.down, s.gate.data(), n, xb);
     be.add(x, xb, nE);

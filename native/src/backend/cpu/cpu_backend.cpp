@@ -17,9 +17,12 @@ namespace {
 
 // Prepared activations live in a per-thread buffer so two sessions on different threads
 // can share one backend (their pool jobs are serialized, their buffers are not shared).
-std::vector<uint8_t>& act_buffer() {
+// Aligned to 64 bytes: the 8-bit activation blocks are read with 32-byte vector loads.
+uint8_t* act_buffer(size_t bytes) {
   thread_local std::vector<uint8_t> buf;
-  return buf;
+  if (buf.size() < bytes + 64) buf.resize(bytes + 64);
+  const uintptr_t p = reinterpret_cast<uintptr_t>(buf.data());
+  return buf.data() + ((64 - p % 64) % 64);
 }
 
 }  // namespace
@@ -36,19 +39,31 @@ std::string CpuBackend::name() const {
 }
 
 void CpuBackend::matmul(const WeightView& w, const float* x, int n, float* y) {
-  if (reference_) return matmul_reference(w, x, n, y);
-  const int slot = cpu::kernel_slot(w.type);
-  if (slot < 0 || !k_->dot[slot]) throw std::invalid_argument("matmul: unsupported weight type");
-  const cpu::DotFn dot = k_->dot[slot];
-  const cpu::Dot4Fn dot4 = k_->dot4[slot];
-  const ActFormat fmt = cpu::act_format_for(w.type);
-  const size_t arb = cpu::act_row_bytes(fmt, w.cols);
-  const cpu::QuantizeFn quant = k_->quantize[static_cast<int>(fmt)];
+  const WeightView* ws[1] = {&w};
+  matmul_multi(ws, &y, 1, x, n);
+}
 
-  std::vector<uint8_t>& buf = act_buffer();
-  if (buf.size() < arb * n) buf.resize(arb * n);
-  uint8_t* act = buf.data();
-  const int64_t cols = w.cols, rows = w.rows;
+void CpuBackend::matmul_multi(const WeightView* const* ws, float* const* ys, int count,
+                              const float* x, int n) {
+  if (count <= 0) return;
+  if (reference_) {
+    for (int j = 0; j < count; ++j) matmul_reference(*ws[j], x, n, ys[j]);
+    return;
+  }
+  const int64_t cols = ws[0]->cols;
+  const ActFormat fmt = cpu::act_format_for(ws[0]->type);
+  for (int j = 0; j < count; ++j) {
+    const int slot = cpu::kernel_slot(ws[j]->type);
+    if (slot < 0 || !k_->gemm[slot]) throw std::invalid_argument("matmul: unsupported weight type");
+    if (ws[j]->cols != cols || cpu::act_format_for(ws[j]->type) != fmt) {
+      // Inputs prepared differently: one product at a time.
+      for (int i = 0; i < count; ++i) matmul_multi(&ws[i], &ys[i], 1, x, n);
+      return;
+    }
+  }
+  const size_t arb = cpu::act_row_bytes(fmt, cols);
+  const cpu::QuantizeFn quant = k_->quantize[static_cast<int>(fmt)];
+  uint8_t* act = act_buffer(arb * n);
   if (n == 1) {
     quant(x, act, cols);
   } else {
@@ -56,23 +71,31 @@ void CpuBackend::matmul(const WeightView& w, const float* x, int n, float* y) {
                     [&](int i, int) { quant(x + i * cols, act + i * arb, cols); });
   }
 
-  // Split output rows into a few chunks per thread (dynamic hand-out evens out stragglers).
-  // Each weight row is read once from memory and reused for all n activation rows.
-  const int64_t n_chunks = std::min<int64_t>(rows, pool_.size() * 8);
-  pool_.run_sized(static_cast<int>(n_chunks), double(rows) * cols * n, [&](int t, int) {
-    const int64_t r0 = rows * t / n_chunks, r1 = rows * (t + 1) / n_chunks;
-    for (int64_t r = r0; r < r1; ++r) {
-      const uint8_t* wr = w.row(r);
-      int i = 0;
-      if (dot4) {
-        float out[4];
-        for (; i + 4 <= n; i += 4) {
-          dot4(wr, act + i * arb, arb, out, cols);
-          for (int k = 0; k < 4; ++k) y[(i + k) * rows + r] = out[k];
-        }
-      }
-      for (; i < n; ++i) y[i * rows + r] = dot(wr, act + i * arb, cols);
+  // Split the output rows of all weights into chunks, a few per thread (dynamic hand-out
+  // evens out stragglers), each a multiple of 4 rows (the decode kernels' tile). Each
+  // weight row is read from memory once and reused for all n activation rows.
+  int64_t total_rows = 0;
+  for (int j = 0; j < count; ++j) total_rows += ws[j]->rows;
+  const int64_t target_chunks = int64_t(pool_.size()) * 8;
+  int64_t chunk = (total_rows + target_chunks - 1) / target_chunks;
+  chunk = std::max<int64_t>(4, (chunk + 3) / 4 * 4);
+  struct Task {
+    int j;
+    int64_t r0, r1;
+  };
+  thread_local std::vector<Task> tasks;
+  tasks.clear();
+  for (int j = 0; j < count; ++j) {
+    for (int64_t r = 0; r < ws[j]->rows; r += chunk) {
+      tasks.push_back({j, r, std::min(ws[j]->rows, r + chunk)});
     }
+  }
+  const Task* tk = tasks.data();
+  pool_.run_sized(static_cast<int>(tasks.size()), double(total_rows) * cols * n, [&](int t, int) {
+    const Task& task = tk[t];
+    const WeightView& w = *ws[task.j];
+    k_->gemm[cpu::kernel_slot(w.type)](w.row(task.r0), w.row_bytes, task.r1 - task.r0, act, arb, n,
+                                       ys[task.j] + task.r0, w.rows, cols);
   });
 }
 

@@ -27,28 +27,44 @@ size_t act_row_bytes(ActFormat f, int64_t n);
 
 using DotFn = float (*)(const void* w, const void* a, int64_t n);
 using QuantizeFn = void (*)(const float* x, void* dst, int64_t n);
-// One weight row against 4 activation rows (a, a + a_stride, ...): out[0..4). The weight
-// row is loaded and unpacked once for all four, which is what makes batched passes
-// (prompt chunks, draft verification) cheaper per token than single-token decoding.
-using Dot4Fn = void (*)(const void* w, const uint8_t* a, size_t a_stride, float* out, int64_t n);
+// A block of a matrix product: for weight rows r < rows (row r at w + r * w_stride) and
+// activation rows i < n (prepared rows at a + i * a_stride), y[i * ldy + r] = dot(row r,
+// activation i) over `cols` inputs. Kernels tile this (several weight rows x several
+// activation rows per inner loop, so each loaded weight block serves several tokens and each
+// activation block several rows), but every single (r, i) result is computed with the same
+// sequence of operations whatever n, rows or the tile it falls in: a batched pass gives
+// bit-identical rows to one-token passes (greedy speculative decoding depends on it).
+using GemmFn = void (*)(const uint8_t* w, size_t w_stride, int64_t rows, const uint8_t* a,
+                        size_t a_stride, int n, float* y, size_t ldy, int64_t cols);
 
 struct Kernels {
   Isa isa;
   // Indexed by ActFormat.
   QuantizeFn quantize[5];
-  // Indexed by kernel_slot(type); null when the type is unsupported.
+  // Indexed by kernel_slot(type); null when the type is unsupported. dot(w, a) equals the
+  // gemm result for that row and activation, bit for bit.
   DotFn dot[8];
-  // Indexed like dot; null where no 4-row kernel exists (matmul then calls dot 4 times).
-  Dot4Fn dot4[8];
+  // Indexed like dot; never null where dot is not.
+  GemmFn gemm[8];
   // y[0..n) += a * v[0..n), v in f16 (attention's weighted sum of values).
   void (*axpy_f16)(float a, const uint16_t* v, float* y, int64_t n);
 };
+
+// A gemm made of dot calls (the scalar path, and types without a tiled kernel).
+template <DotFn Dot>
+void gemm_by_dot(const uint8_t* w, size_t w_stride, int64_t rows, const uint8_t* a, size_t a_stride,
+                 int n, float* y, size_t ldy, int64_t cols) {
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int i = 0; i < n; ++i) y[i * ldy + r] = Dot(w + r * w_stride, a + i * a_stride, cols);
+  }
+}
 
 // Slot of a weight type in Kernels::dot, or -1.
 int kernel_slot(GgmlType t);
 
 const Kernels& kernels(Isa isa);
 const Kernels& kernels_scalar();
-const Kernels* kernels_avx2();  // null when not compiled in (non-x86 builds)
+const Kernels* kernels_avx2();    // null when not compiled in (non-x86 builds)
+const Kernels* kernels_avx512();  // null when not compiled in
 
 }  // namespace leapfrog::cpu

@@ -3,6 +3,7 @@
 // |w| (unsigned) times sign(w)*a (signed) gives w*a without overflow for |w| <= 127.
 #include <immintrin.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -30,15 +31,6 @@ inline int hsum_i32(__m256i v) {
   s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xb1));
   return _mm_cvtsi128_si32(s);
 }
-
-// 32 signed bytes x 32 signed bytes -> 8 int32 partial sums.
-inline __m256i dot_i8(__m256i w, __m256i a) {
-  const __m256i p16 = _mm256_maddubs_epi16(_mm256_sign_epi8(w, w), _mm256_sign_epi8(a, w));
-  return _mm256_madd_epi16(p16, _mm256_set1_epi16(1));
-}
-
-// 32 unsigned bytes (< 128) x 32 signed bytes -> 16 int16 pair sums.
-inline __m256i dot_u8_i16(__m256i u, __m256i a) { return _mm256_maddubs_epi16(u, a); }
 
 // ---- activation preparation -------------------------------------------------------------
 
@@ -126,257 +118,120 @@ float dot_16bit(const void* w, const void* a, int64_t n) {
   return s;
 }
 
-float dot_q8_0(const void* w, const void* a, int64_t n) {
-  const BlockQ8_0* x = static_cast<const BlockQ8_0*>(w);
-  const ActQ8_0* y = static_cast<const ActQ8_0*>(a);
-  // Four accumulators: one FMA chain would wait on its own latency every block.
-  __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(),
-                   _mm256_setzero_ps()};
-  const int64_t nb = n / kQK;
-  for (int64_t b = 0; b < nb; ++b) {
-    const __m256i qw = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[b].qs));
-    const __m256i qa = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(y[b].qs));
-    const __m256 d = _mm256_set1_ps(h2f(x[b].d) * y[b].d);
-    acc[b & 3] = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(dot_i8(qw, qa)), acc[b & 3]);
-  }
-  return hsum(_mm256_add_ps(_mm256_add_ps(acc[0], acc[1]), _mm256_add_ps(acc[2], acc[3])));
-}
-
 inline __m256i unpack_nibbles(const uint8_t* p) {  // 16 bytes -> low nibbles, then high
   const __m128i t = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
   const __m128i m = _mm_set1_epi8(0xF);
   return _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(t, 4), m), _mm_and_si128(t, m));
 }
 
-float dot_q4_0(const void* w, const void* a, int64_t n) {
-  const BlockQ4_0* x = static_cast<const BlockQ4_0*>(w);
-  const ActQ8_0* y = static_cast<const ActQ8_0*>(a);
-  __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(),
-                   _mm256_setzero_ps()};
-  const __m256i eight = _mm256_set1_epi8(8);
-  for (int64_t b = 0; b < n / kQK; ++b) {
-    const __m256i qw = _mm256_sub_epi8(unpack_nibbles(x[b].qs), eight);
-    const __m256i qa = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(y[b].qs));
-    const __m256 d = _mm256_set1_ps(h2f(x[b].d) * y[b].d);
-    acc[b & 3] = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(dot_i8(qw, qa)), acc[b & 3]);
-  }
-  return hsum(_mm256_add_ps(_mm256_add_ps(acc[0], acc[1]), _mm256_add_ps(acc[2], acc[3])));
-}
+// ---- tiled integer matrix products ---------------------------------------------------------
+//
+// Q8_0 / Q4_0: a tile of R weight rows x C activation rows keeps R*C accumulators in
+// registers; per 32-value block each weight block is loaded (and made absolute) once for
+// the C activation rows, and each activation block once for the R weight rows. Every
+// (row, activation) pair runs the same chain whatever the tile: acc = fma(int dot,
+// d_w * d_a, acc) block after block from zero, then one horizontal sum.
 
-inline int kquant_min_sum(const uint8_t* scales, const int16_t* bsums) {
-  int s = 0;
-  for (int j = 0; j < 8; ++j) {
-    uint8_t sc, m;
-    scale_min_k4(j, scales, sc, m);
-    s += m * (bsums[2 * j] + bsums[2 * j + 1]);
-  }
-  return s;
-}
-
-// Shared by Q4_K and Q5_K: `hi` adds the fifth bit (zero for Q4_K).
-template <bool kFive>
-float dot_q45_k(const void* w, const void* a, int64_t n) {
-  const ActQ8_K* y = static_cast<const ActQ8_K*>(a);
-  const __m256i m4 = _mm256_set1_epi8(0xF);
-  float sum = 0;
-  for (int64_t b = 0; b < n / kQK_K; ++b) {
-    const uint8_t *scales, *q, *qh = nullptr;
-    float dw, dminw;
-    if constexpr (kFive) {
-      const BlockQ5_K* x = static_cast<const BlockQ5_K*>(w) + b;
-      scales = x->scales, q = x->qs, qh = x->qh;
-      dw = h2f(x->d), dminw = h2f(x->dmin);
-    } else {
-      const BlockQ4_K* x = static_cast<const BlockQ4_K*>(w) + b;
-      scales = x->scales, q = x->qs;
-      dw = h2f(x->d), dminw = h2f(x->dmin);
-    }
-    __m256i hbits;
-    if constexpr (kFive) hbits = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qh));
-    __m256i acc = _mm256_setzero_si256();
-    const int8_t* act = y[b].qs;
-    for (int c = 0; c < 4; ++c, q += 32, act += 64) {
-      uint8_t sc0, m0, sc1, m1;
-      scale_min_k4(2 * c, scales, sc0, m0);
-      scale_min_k4(2 * c + 1, scales, sc1, m1);
-      const __m256i raw = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q));
-      __m256i lo = _mm256_and_si256(raw, m4);
-      __m256i hi = _mm256_and_si256(_mm256_srli_epi16(raw, 4), m4);
-      if constexpr (kFive) {
-        const __m256i b0 = _mm256_set1_epi8(static_cast<char>(1u << (2 * c)));
-        const __m256i b1 = _mm256_set1_epi8(static_cast<char>(2u << (2 * c)));
-        const __m256i sixteen = _mm256_set1_epi8(16);
-        lo = _mm256_or_si256(
-            lo, _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(hbits, b0), b0), sixteen));
-        hi = _mm256_or_si256(
-            hi, _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(hbits, b1), b1), sixteen));
+template <bool kQ4, int R, int C>
+void tile_q8_0(const uint8_t* w, size_t ws, const uint8_t* a, size_t as, float* y, size_t ldy,
+               int64_t nb) {
+  __m256 acc[R][C];
+  for (int r = 0; r < R; ++r)
+    for (int c = 0; c < C; ++c) acc[r][c] = _mm256_setzero_ps();
+  const __m256i ones = _mm256_set1_epi16(1);
+  for (int64_t b = 0; b < nb; ++b) {
+    __m256i qw[R], aw[R];
+    __m256 dw[R];
+    for (int r = 0; r < R; ++r) {
+      if constexpr (R > 1) {
+        // R rows are read side by side: fetch the next R rows' blocks ahead, so the
+        // interleaved short streams do not wait on memory.
+        constexpr size_t kBlock = kQ4 ? sizeof(BlockQ4_0) : sizeof(BlockQ8_0);
+        _mm_prefetch(reinterpret_cast<const char*>(w + (R + r) * ws + b * kBlock), _MM_HINT_T0);
       }
-      const __m256i a0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(act));
-      const __m256i a1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(act + 32));
-      const __m256i p0 = _mm256_madd_epi16(dot_u8_i16(lo, a0), _mm256_set1_epi16(sc0));
-      const __m256i p1 = _mm256_madd_epi16(dot_u8_i16(hi, a1), _mm256_set1_epi16(sc1));
-      acc = _mm256_add_epi32(acc, _mm256_add_epi32(p0, p1));
+      if constexpr (kQ4) {
+        const BlockQ4_0* x = reinterpret_cast<const BlockQ4_0*>(w + r * ws) + b;
+        qw[r] = _mm256_sub_epi8(unpack_nibbles(x->qs), _mm256_set1_epi8(8));
+        dw[r] = _mm256_set1_ps(h2f(x->d));
+      } else {
+        const BlockQ8_0* x = reinterpret_cast<const BlockQ8_0*>(w + r * ws) + b;
+        qw[r] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x->qs));
+        dw[r] = _mm256_set1_ps(h2f(x->d));
+      }
+      aw[r] = _mm256_sign_epi8(qw[r], qw[r]);
     }
-    const int sum_q = hsum_i32(acc);
-    const int sum_m = kquant_min_sum(scales, y[b].bsums);
-    sum += dw * y[b].d * static_cast<float>(sum_q) - dminw * y[b].d * static_cast<float>(sum_m);
-  }
-  return sum;
-}
-
-float dot_q6_k(const void* w, const void* a, int64_t n) {
-  const BlockQ6_K* x = static_cast<const BlockQ6_K*>(w);
-  const ActQ8_K* y = static_cast<const ActQ8_K*>(a);
-  const __m256i m4 = _mm256_set1_epi8(0xF);
-  const __m256i m2 = _mm256_set1_epi8(3);
-  float sum = 0;
-  for (int64_t b = 0; b < n / kQK_K; ++b) {
-    const uint8_t* ql = x[b].ql;
-    const uint8_t* qh = x[b].qh;
-    const int8_t* sc = x[b].scales;
-    const int8_t* act = y[b].qs;
-    __m256i acc = _mm256_setzero_si256();
-    for (int half = 0; half < 2; ++half, ql += 64, qh += 32, sc += 8, act += 128) {
-      const __m256i l0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ql));
-      const __m256i l1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ql + 32));
-      const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qh));
-      __m256i v[4];
-      v[0] =
-          _mm256_or_si256(_mm256_and_si256(l0, m4), _mm256_slli_epi16(_mm256_and_si256(h, m2), 4));
-      v[1] = _mm256_or_si256(_mm256_and_si256(l1, m4),
-                             _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(h, 2), m2), 4));
-      v[2] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), m4),
-                             _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(h, 4), m2), 4));
-      v[3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), m4),
-                             _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(h, 6), m2), 4));
-      for (int k = 0; k < 4; ++k) {
-        const __m256i av = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(act + 32 * k));
-        // Low 128-bit lane = 16 weights with scale sc[2k], high lane = sc[2k+1].
-        const __m256i s =
-            _mm256_set_m128i(_mm_set1_epi16(sc[2 * k + 1]), _mm_set1_epi16(sc[2 * k]));
-        acc = _mm256_add_epi32(acc, _mm256_madd_epi16(dot_u8_i16(v[k], av), s));
+    for (int c = 0; c < C; ++c) {
+      const ActQ8_0* ya = reinterpret_cast<const ActQ8_0*>(a + c * as) + b;
+      const __m256i qa = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ya->qs));
+      const __m256 da = _mm256_broadcast_ss(&ya->d);
+      for (int r = 0; r < R; ++r) {
+        const __m256i p =
+            _mm256_madd_epi16(_mm256_maddubs_epi16(aw[r], _mm256_sign_epi8(qa, qw[r])), ones);
+        acc[r][c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_mul_ps(dw[r], da), acc[r][c]);
       }
     }
-    int offset = 0;  // the -32 of every weight, through the activation sums
-    for (int k = 0; k < 16; ++k) offset += x[b].scales[k] * y[b].bsums[k];
-    const int isum = hsum_i32(acc) - 32 * offset;
-    sum += h2f(x[b].d) * y[b].d * static_cast<float>(isum);
   }
-  return sum;
+  for (int r = 0; r < R; ++r)
+    for (int c = 0; c < C; ++c) y[c * ldy + r] = hsum(acc[r][c]);
 }
 
-// ---- one weight row x four activation rows ------------------------------------------------
-
-float hsum4_store(const __m256 acc[4], float* out) {
-  for (int k = 0; k < 4; ++k) out[k] = hsum(acc[k]);
-  return 0;
+template <bool kQ4, int R>
+void cols_q8_0(const uint8_t* w, size_t ws, const uint8_t* a, size_t as, int n, float* y,
+               size_t ldy, int64_t nb) {
+  int i = 0;
+  for (; i + 4 <= n; i += 4) tile_q8_0<kQ4, R, 4>(w, ws, a + i * as, as, y + i * ldy, ldy, nb);
+  if (n - i >= 2) {
+    tile_q8_0<kQ4, R, 2>(w, ws, a + i * as, as, y + i * ldy, ldy, nb);
+    i += 2;
+  }
+  if (i < n) tile_q8_0<kQ4, R, 1>(w, ws, a + i * as, as, y + i * ldy, ldy, nb);
 }
 
 template <bool kQ4>
-void dot4_q8_0_q4_0(const void* w, const uint8_t* a, size_t a_stride, float* out, int64_t n) {
-  const ActQ8_0* y[4];
-  for (int k = 0; k < 4; ++k) y[k] = reinterpret_cast<const ActQ8_0*>(a + k * a_stride);
-  __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(),
-                   _mm256_setzero_ps()};
-  for (int64_t b = 0; b < n / kQK; ++b) {
-    __m256i qw;
-    float dw;
-    if constexpr (kQ4) {
-      const BlockQ4_0* x = static_cast<const BlockQ4_0*>(w) + b;
-      qw = _mm256_sub_epi8(unpack_nibbles(x->qs), _mm256_set1_epi8(8));
-      dw = h2f(x->d);
-    } else {
-      const BlockQ8_0* x = static_cast<const BlockQ8_0*>(w) + b;
-      qw = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x->qs));
-      dw = h2f(x->d);
-    }
-    const __m256i aw = _mm256_sign_epi8(qw, qw);
-    for (int k = 0; k < 4; ++k) {
-      const __m256i qa = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(y[k][b].qs));
-      const __m256i p = _mm256_madd_epi16(_mm256_maddubs_epi16(aw, _mm256_sign_epi8(qa, qw)),
-                                          _mm256_set1_epi16(1));
-      acc[k] = _mm256_fmadd_ps(_mm256_set1_ps(dw * y[k][b].d), _mm256_cvtepi32_ps(p), acc[k]);
-    }
-  }
-  hsum4_store(acc, out);
+void gemm_q8_0(const uint8_t* w, size_t ws, int64_t rows, const uint8_t* a, size_t as, int n,
+               float* y, size_t ldy, int64_t cols) {
+  const int64_t nb = cols / kQK;
+  int64_t r = 0;
+  // Two rows at a time (decoding included: two independent chains, and the prefetch of
+  // the next pair keeps the side-by-side streams fed; 4 rows measured no better).
+  for (; r + 2 <= rows; r += 2) cols_q8_0<kQ4, 2>(w + r * ws, ws, a, as, n, y + r, ldy, nb);
+  for (; r < rows; ++r) cols_q8_0<kQ4, 1>(w + r * ws, ws, a, as, n, y + r, ldy, nb);
 }
 
-template <bool kFive>
-void dot4_q45_k(const void* w, const uint8_t* a, size_t a_stride, float* out, int64_t n) {
-  const ActQ8_K* y[4];
-  for (int k = 0; k < 4; ++k) y[k] = reinterpret_cast<const ActQ8_K*>(a + k * a_stride);
-  const __m256i m4 = _mm256_set1_epi8(0xF);
-  float sum[4] = {0, 0, 0, 0};
-  for (int64_t b = 0; b < n / kQK_K; ++b) {
-    const uint8_t *scales, *q, *qh = nullptr;
-    float dw, dminw;
-    if constexpr (kFive) {
-      const BlockQ5_K* x = static_cast<const BlockQ5_K*>(w) + b;
-      scales = x->scales, q = x->qs, qh = x->qh;
-      dw = h2f(x->d), dminw = h2f(x->dmin);
-    } else {
-      const BlockQ4_K* x = static_cast<const BlockQ4_K*>(w) + b;
-      scales = x->scales, q = x->qs;
-      dw = h2f(x->d), dminw = h2f(x->dmin);
-    }
-    __m256i hbits;
-    if constexpr (kFive) hbits = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qh));
-    __m256i acc[4] = {_mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256(),
-                      _mm256_setzero_si256()};
-    for (int c = 0; c < 4; ++c) {
-      uint8_t sc0, m0, sc1, m1;
-      scale_min_k4(2 * c, scales, sc0, m0);
-      scale_min_k4(2 * c + 1, scales, sc1, m1);
-      const __m256i raw = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + 32 * c));
-      __m256i lo = _mm256_and_si256(raw, m4);
-      __m256i hi = _mm256_and_si256(_mm256_srli_epi16(raw, 4), m4);
-      if constexpr (kFive) {
-        const __m256i b0 = _mm256_set1_epi8(static_cast<char>(1u << (2 * c)));
-        const __m256i b1 = _mm256_set1_epi8(static_cast<char>(2u << (2 * c)));
-        const __m256i sixteen = _mm256_set1_epi8(16);
-        lo = _mm256_or_si256(
-            lo, _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(hbits, b0), b0), sixteen));
-        hi = _mm256_or_si256(
-            hi, _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(hbits, b1), b1), sixteen));
-      }
-      const __m256i s0 = _mm256_set1_epi16(sc0), s1 = _mm256_set1_epi16(sc1);
-      for (int k = 0; k < 4; ++k) {
-        const int8_t* act = y[k][b].qs + 64 * c;
-        const __m256i a0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(act));
-        const __m256i a1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(act + 32));
-        acc[k] = _mm256_add_epi32(
-            acc[k], _mm256_add_epi32(_mm256_madd_epi16(_mm256_maddubs_epi16(lo, a0), s0),
-                                     _mm256_madd_epi16(_mm256_maddubs_epi16(hi, a1), s1)));
-      }
-    }
-    for (int k = 0; k < 4; ++k) {
-      const int sum_q = hsum_i32(acc[k]);
-      const int sum_m = kquant_min_sum(scales, y[k][b].bsums);
-      sum[k] += dw * y[k][b].d * static_cast<float>(sum_q) -
-                dminw * y[k][b].d * static_cast<float>(sum_m);
-    }
-  }
-  for (int k = 0; k < 4; ++k) out[k] = sum[k];
+template <bool kQ4>
+float dot_q8_0(const void* w, const void* a, int64_t n) {
+  float out;
+  tile_q8_0<kQ4, 1, 1>(static_cast<const uint8_t*>(w), 0, static_cast<const uint8_t*>(a), 0, &out,
+                       0, n / kQK);
+  return out;
 }
 
-void dot4_q6_k(const void* w, const uint8_t* a, size_t a_stride, float* out, int64_t n) {
-  const BlockQ6_K* x = static_cast<const BlockQ6_K*>(w);
-  const ActQ8_K* y[4];
-  for (int k = 0; k < 4; ++k) y[k] = reinterpret_cast<const ActQ8_K*>(a + k * a_stride);
-  const __m256i m4 = _mm256_set1_epi8(0xF);
-  const __m256i m2 = _mm256_set1_epi8(3);
-  float sum[4] = {0, 0, 0, 0};
-  for (int64_t b = 0; b < n / kQK_K; ++b) {
-    __m256i acc[4] = {_mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256(),
-                      _mm256_setzero_si256()};
+// K-quants: one weight row's super-block (256 values) is unpacked once into eight vectors
+// of unsigned quants with their sub-block scales as int16 vectors, then multiplied with the
+// same super-block of every activation row (the whole batch). Integer sums are exact; each
+// (row, activation) pair then adds its super-block's float term to its own accumulator in
+// the same order whatever the batch.
+struct KBlock {
+  __m256i q[8];     // unsigned quants, vector k <-> activations [32k, 32k + 32)
+  __m256i sc[8];    // int16 scale(s) of vector k
+  __m256i m16;      // Q4_K/Q5_K: mins, each twice (pairs with bsums); Q6_K: the 16 scales
+  __m256 dw, dmin;  // f16 scales as f32 (dmin unused by Q6_K)
+};
+
+enum class KType { Q4, Q5, Q6 };
+
+template <KType T>
+inline void unpack_kblock(const uint8_t* row, int64_t b, KBlock& kb) {
+  if constexpr (T == KType::Q6) {
+    const BlockQ6_K* x = reinterpret_cast<const BlockQ6_K*>(row) + b;
+    const __m256i m4 = _mm256_set1_epi8(0xF), m2 = _mm256_set1_epi8(3);
     for (int half = 0; half < 2; ++half) {
-      const uint8_t* ql = x[b].ql + 64 * half;
-      const uint8_t* qh = x[b].qh + 32 * half;
-      const int8_t* sc = x[b].scales + 8 * half;
+      const uint8_t* ql = x->ql + 64 * half;
+      const int8_t* sc = x->scales + 8 * half;
       const __m256i l0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ql));
       const __m256i l1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ql + 32));
-      const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qh));
-      __m256i v[4], s[4];
+      const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x->qh + 32 * half));
+      __m256i* v = kb.q + 4 * half;
       v[0] =
           _mm256_or_si256(_mm256_and_si256(l0, m4), _mm256_slli_epi16(_mm256_and_si256(h, m2), 4));
       v[1] = _mm256_or_si256(_mm256_and_si256(l1, m4),
@@ -385,26 +240,125 @@ void dot4_q6_k(const void* w, const uint8_t* a, size_t a_stride, float* out, int
                              _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(h, 4), m2), 4));
       v[3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), m4),
                              _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(h, 6), m2), 4));
-      for (int r = 0; r < 4; ++r) {
-        s[r] = _mm256_set_m128i(_mm_set1_epi16(sc[2 * r + 1]), _mm_set1_epi16(sc[2 * r]));
-      }
       for (int k = 0; k < 4; ++k) {
-        const int8_t* act = y[k][b].qs + 128 * half;
-        for (int r = 0; r < 4; ++r) {
-          const __m256i av = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(act + 32 * r));
-          acc[k] =
-              _mm256_add_epi32(acc[k], _mm256_madd_epi16(_mm256_maddubs_epi16(v[r], av), s[r]));
-        }
+        // Low 128-bit lane: 16 weights with scale sc[2k]; high lane: sc[2k + 1].
+        kb.sc[4 * half + k] =
+            _mm256_set_m128i(_mm_set1_epi16(sc[2 * k + 1]), _mm_set1_epi16(sc[2 * k]));
       }
     }
-    const float dw = h2f(x[b].d);
-    for (int k = 0; k < 4; ++k) {
-      int offset = 0;
-      for (int j = 0; j < 16; ++j) offset += x[b].scales[j] * y[k][b].bsums[j];
-      sum[k] += dw * y[k][b].d * static_cast<float>(hsum_i32(acc[k]) - 32 * offset);
+    kb.m16 = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x->scales)));
+    kb.dw = _mm256_set1_ps(h2f(x->d));
+  } else {
+    const uint8_t *scales, *q;
+    uint16_t d, dmin;
+    if constexpr (T == KType::Q5) {
+      const BlockQ5_K* x = reinterpret_cast<const BlockQ5_K*>(row) + b;
+      scales = x->scales, q = x->qs, d = x->d, dmin = x->dmin;
+    } else {
+      const BlockQ4_K* x = reinterpret_cast<const BlockQ4_K*>(row) + b;
+      scales = x->scales, q = x->qs, d = x->d, dmin = x->dmin;
     }
+    const __m256i m4 = _mm256_set1_epi8(0xF);
+    __m256i hbits;
+    if constexpr (T == KType::Q5) {
+      hbits = _mm256_loadu_si256(
+          reinterpret_cast<const __m256i*>(reinterpret_cast<const BlockQ5_K*>(row)[b].qh));
+    }
+    for (int c = 0; c < 4; ++c) {
+      const __m256i raw = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + 32 * c));
+      __m256i lo = _mm256_and_si256(raw, m4);
+      __m256i hi = _mm256_and_si256(_mm256_srli_epi16(raw, 4), m4);
+      if constexpr (T == KType::Q5) {
+        const __m256i b0 = _mm256_set1_epi8(static_cast<char>(1u << (2 * c)));
+        const __m256i b1 = _mm256_set1_epi8(static_cast<char>(2u << (2 * c)));
+        const __m256i sixteen = _mm256_set1_epi8(16);
+        lo = _mm256_or_si256(
+            lo, _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(hbits, b0), b0), sixteen));
+        hi = _mm256_or_si256(
+            hi, _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(hbits, b1), b1), sixteen));
+      }
+      kb.q[2 * c] = lo;
+      kb.q[2 * c + 1] = hi;
+    }
+    // The 8 six-bit scales and mins, unpacked with word operations (see scale_min_k4).
+    uint32_t u[3];
+    std::memcpy(u, scales, 12);
+    const uint32_t sc_lo = u[0] & 0x3f3f3f3f, m_lo = u[1] & 0x3f3f3f3f;
+    const uint32_t sc_hi = (u[2] & 0x0f0f0f0f) | ((u[0] >> 2) & 0x30303030);
+    const uint32_t m_hi = ((u[2] >> 4) & 0x0f0f0f0f) | ((u[1] >> 2) & 0x30303030);
+    const __m128i sm = _mm_setr_epi32(sc_lo, sc_hi, m_lo, m_hi);  // bytes: 8 scales, 8 mins
+    const __m256i sc16 = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(sm));
+    for (int j = 0; j < 8; ++j) {
+      kb.sc[j] =
+          _mm256_shuffle_epi8(sc16, _mm256_set1_epi16(static_cast<int16_t>(0x0100 + 0x0202 * j)));
+    }
+    kb.m16 = _mm256_cvtepu8_epi16(_mm_shuffle_epi8(
+        sm, _mm_setr_epi8(8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13, 14, 14, 15, 15)));
+    kb.dw = _mm256_set1_ps(h2f(d));
+    kb.dmin = _mm256_set1_ps(h2f(dmin));
   }
-  for (int k = 0; k < 4; ++k) out[k] = sum[k];
+}
+
+// One super-block of one (row, activation) pair, added to that pair's accumulator.
+template <KType T>
+inline __m256 kblock_pair(const KBlock& kb, const ActQ8_K* ya, __m256 facc) {
+  __m256i acc = _mm256_setzero_si256();
+  for (int k = 0; k < 8; ++k) {
+    const __m256i av = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ya->qs + 32 * k));
+    acc = _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_maddubs_epi16(kb.q[k], av), kb.sc[k]));
+  }
+  const __m256i bs = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ya->bsums));
+  const __m256 da = _mm256_broadcast_ss(&ya->d);
+  if constexpr (T == KType::Q6) {
+    // The -32 of every weight, through the activation sums.
+    acc = _mm256_sub_epi32(acc, _mm256_slli_epi32(_mm256_madd_epi16(kb.m16, bs), 5));
+    return _mm256_fmadd_ps(_mm256_cvtepi32_ps(acc), _mm256_mul_ps(kb.dw, da), facc);
+  } else {
+    const __m256 mins = _mm256_cvtepi32_ps(_mm256_madd_epi16(kb.m16, bs));
+    const __m256 t = _mm256_fnmadd_ps(mins, kb.dmin, _mm256_mul_ps(_mm256_cvtepi32_ps(acc), kb.dw));
+    return _mm256_fmadd_ps(t, da, facc);
+  }
+}
+
+// Rows [0, rows) x activation rows [0, nc) (nc <= 32; kNc > 0 fixes it at compile time).
+template <KType T, int kNc>
+void kquant_rows(const uint8_t* w, size_t ws, int64_t rows, const uint8_t* a, size_t as, int nc,
+                 float* y, size_t ldy, int64_t nb) {
+  if constexpr (kNc > 0) nc = kNc;
+  __m256 facc[kNc > 0 ? kNc : 32];
+  KBlock kb;
+  for (int64_t r = 0; r < rows; ++r) {
+    const uint8_t* row = w + r * ws;
+    for (int c = 0; c < nc; ++c) facc[c] = _mm256_setzero_ps();
+    for (int64_t b = 0; b < nb; ++b) {
+      unpack_kblock<T>(row, b, kb);
+      for (int c = 0; c < nc; ++c) {
+        facc[c] = kblock_pair<T>(kb, reinterpret_cast<const ActQ8_K*>(a + c * as) + b, facc[c]);
+      }
+    }
+    for (int c = 0; c < nc; ++c) y[c * ldy + r] = hsum(facc[c]);
+  }
+}
+
+template <KType T>
+void gemm_kquant(const uint8_t* w, size_t ws, int64_t rows, const uint8_t* a, size_t as, int n,
+                 float* y, size_t ldy, int64_t cols) {
+  const int64_t nb = cols / kQK_K;
+  if (n == 1) return kquant_rows<T, 1>(w, ws, rows, a, as, 1, y, ldy, nb);
+  // Activation rows in groups of up to 32 (their blocks stay in L2 while a weight row is
+  // swept over them).
+  for (int i0 = 0; i0 < n; i0 += 32) {
+    const int nc = std::min(32, n - i0);
+    kquant_rows<T, 0>(w, ws, rows, a + i0 * as, as, nc, y + i0 * ldy, ldy, nb);
+  }
+}
+
+template <KType T>
+float dot_kquant(const void* w, const void* a, int64_t n) {
+  float out;
+  kquant_rows<T, 0>(static_cast<const uint8_t*>(w), 0, 1, static_cast<const uint8_t*>(a), 0, 1,
+                    &out, 0, n / kQK_K);
+  return out;
 }
 
 void axpy_f16(float a, const uint16_t* v, float* y, int64_t n) {
@@ -427,16 +381,19 @@ const Kernels* kernels_avx2() {
     t.dot[0] = dot_f32;
     t.dot[1] = dot_16bit<load_f16, f16_to_f32>;
     t.dot[2] = dot_16bit<load_bf16, bf16_to_f32>;
-    t.dot[3] = dot_q8_0;
-    t.dot[4] = dot_q4_0;
-    t.dot[5] = dot_q45_k<false>;
-    t.dot[6] = dot_q45_k<true>;
-    t.dot[7] = dot_q6_k;
-    t.dot4[3] = dot4_q8_0_q4_0<false>;
-    t.dot4[4] = dot4_q8_0_q4_0<true>;
-    t.dot4[5] = dot4_q45_k<false>;
-    t.dot4[6] = dot4_q45_k<true>;
-    t.dot4[7] = dot4_q6_k;
+    t.dot[3] = dot_q8_0<false>;
+    t.dot[4] = dot_q8_0<true>;
+    t.dot[5] = dot_kquant<KType::Q4>;
+    t.dot[6] = dot_kquant<KType::Q5>;
+    t.dot[7] = dot_kquant<KType::Q6>;
+    t.gemm[0] = gemm_by_dot<dot_f32>;
+    t.gemm[1] = gemm_by_dot<dot_16bit<load_f16, f16_to_f32>>;
+    t.gemm[2] = gemm_by_dot<dot_16bit<load_bf16, bf16_to_f32>>;
+    t.gemm[3] = gemm_q8_0<false>;
+    t.gemm[4] = gemm_q8_0<true>;
+    t.gemm[5] = gemm_kquant<KType::Q4>;
+    t.gemm[6] = gemm_kquant<KType::Q5>;
+    t.gemm[7] = gemm_kquant<KType::Q6>;
     t.axpy_f16 = axpy_f16;
     return t;
   }();

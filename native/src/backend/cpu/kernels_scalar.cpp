@@ -231,7 +231,8 @@ const Kernels& kernels_scalar() {
       Isa::Scalar,
       {quant_f32, quant_f16, quant_bf16, quant_q8_0, quant_q8_k},
       {dot_f32, dot_f16, dot_bf16, dot_q8_0, dot_q4_0, dot_q4_k, dot_q5_k, dot_q6_k},
-      {},
+      {gemm_by_dot<dot_f32>, gemm_by_dot<dot_f16>, gemm_by_dot<dot_bf16>, gemm_by_dot<dot_q8_0>,
+       gemm_by_dot<dot_q4_0>, gemm_by_dot<dot_q4_k>, gemm_by_dot<dot_q5_k>, gemm_by_dot<dot_q6_k>},
       axpy_f16,
   };
   return k;

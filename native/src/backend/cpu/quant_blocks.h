@@ -66,11 +66,13 @@ struct ActQ8_0 {
 };
 
 // Activations quantized per 256 values, for K-quant weights (llama.cpp's Q8_K), with the
-// sums of each 16 values so the weights' min terms cost one multiply per sub-block.
-struct ActQ8_K {
-  float d;
+// sums of each 16 values so the weights' min terms cost one multiply per sub-block. The
+// quants come first and the block is padded to 32 bytes so vector loads stay aligned.
+struct alignas(32) ActQ8_K {
   int8_t qs[kQK_K];
   int16_t bsums[kQK_K / 16];
+  float d;
 };
+static_assert(sizeof(ActQ8_K) == 320);
 
 }  // namespace leapfrog::cpu

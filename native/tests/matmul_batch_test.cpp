@@ -1,0 +1,190 @@
+// Batched matrix products must give, row for row, bit-identical results to one-token
+// products: speculative decoding verifies a draft in one batched pass and accepts tokens
+// by exact match against what one-token decoding would have produced. Checked for every
+// weight type, every instruction set this CPU runs, 1..3 threads, batch sizes that hit
+// every tile shape and remainder, and for matmul_multi against separate matmul calls.
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "backend/cpu/cpu_backend.h"
+#include "backend/cpu/fp16.h"
+#include "backend/cpu/kernels.h"
+#include "test_harness.h"
+
+using namespace leapfrog;
+using namespace leapfrog::cpu;
+
+namespace {
+
+const GgmlType kTypes[] = {GgmlType::F32,  GgmlType::F16,  GgmlType::BF16, GgmlType::Q8_0,
+                           GgmlType::Q4_0, GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K};
+
+std::string tname(GgmlType t) { return std::string(ggml_type_traits(uint32_t(t))->name); }
+
+// Random weights with sane f16 scales (random bytes elsewhere).
+std::vector<uint8_t> random_weights(GgmlType t, int rows, int cols, std::mt19937& rng) {
+  const size_t rb = ggml_row_bytes(t, cols);
+  std::vector<uint8_t> w(rb * rows);
+  for (auto& b : w) b = static_cast<uint8_t>(rng());
+  std::uniform_real_distribution<float> u(-1, 1);
+  auto half = [&](size_t off, float v) {
+    const uint16_t h = f32_to_f16(v);
+    std::memcpy(w.data() + off, &h, 2);
+  };
+  for (int r = 0; r < rows; ++r) {
+    const size_t o = rb * r;
+    switch (t) {
+      case GgmlType::F32:
+        for (int i = 0; i < cols; ++i) {
+          const float v = u(rng);
+          std::memcpy(w.data() + o + 4 * i, &v, 4);
+        }
+        break;
+      case GgmlType::F16:
+        for (int i = 0; i < cols; ++i) half(o + 2 * i, u(rng));
+        break;
+      case GgmlType::BF16:
+        for (int i = 0; i < cols; ++i) {
+          const uint16_t h = f32_to_bf16(u(rng));
+          std::memcpy(w.data() + o + 2 * i, &h, 2);
+        }
+        break;
+      case GgmlType::Q8_0:
+        for (int b = 0; b < cols / 32; ++b) half(o + 34 * b, 0.01f * u(rng));
+        break;
+      case GgmlType::Q4_0:
+        for (int b = 0; b < cols / 32; ++b) half(o + 18 * b, 0.1f * u(rng));
+        break;
+      case GgmlType::Q4_K:
+        for (int b = 0; b < cols / 256; ++b)
+          half(o + 144 * b, 0.002f), half(o + 144 * b + 2, 0.001f);
+        break;
+      case GgmlType::Q5_K:
+        for (int b = 0; b < cols / 256; ++b)
+          half(o + 176 * b, 0.001f), half(o + 176 * b + 2, 0.001f);
+        break;
+      case GgmlType::Q6_K:
+        for (int b = 0; b < cols / 256; ++b) half(o + 210 * b + 208, 0.0005f);
+        break;
+      default:
+        break;
+    }
+  }
+  return w;
+}
+
+std::vector<Isa> isas() {
+  std::vector<Isa> v;
+  for (Isa i : {Isa::Scalar, Isa::Avx2, Isa::Avx512}) {
+    if (i <= detect_isa()) v.push_back(i);
+  }
+  return v;
+}
+
+}  // namespace
+
+TEST(batched_rows_bit_identical_to_single_rows) {
+  std::mt19937 rng(5);
+  std::normal_distribution<float> nd(0, 1);
+  const int rows = 43, cols = 768;  // rows not a multiple of any tile
+  for (Isa isa : isas()) {
+    for (int threads : {1, 3}) {
+      CpuBackendOptions o;
+      o.isa = isa;
+      o.threads = threads;
+      CpuBackend be(o);
+      for (GgmlType t : kTypes) {
+        auto wb = random_weights(t, rows, cols, rng);
+        WeightView w{t, wb.data(), rows, cols, ggml_row_bytes(t, cols)};
+        for (int n : {2, 3, 4, 5, 7, 8, 16, 33, 64, 70}) {
+          std::vector<float> x(size_t(n) * cols), y(size_t(n) * rows), y1(rows);
+          for (auto& v : x) v = nd(rng);
+          be.matmul(w, x.data(), n, y.data());
+          for (int i = 0; i < n; ++i) {
+            be.matmul(w, x.data() + size_t(i) * cols, 1, y1.data());
+            if (std::memcmp(y1.data(), y.data() + size_t(i) * rows, rows * sizeof(float)) != 0) {
+              throw lftest::FailTest{
+                  tname(t) + " " + isa_name(isa) + " threads=" + std::to_string(threads) +
+                  " n=" + std::to_string(n) + " row " + std::to_string(i) + " differs from n=1"};
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(dot_equals_gemm_bit_for_bit) {
+  std::mt19937 rng(9);
+  std::normal_distribution<float> nd(0, 1);
+  const int cols = 512;
+  for (Isa isa : isas()) {
+    const Kernels& k = kernels(isa);
+    for (GgmlType t : kTypes) {
+      const int slot = kernel_slot(t);
+      auto wb = random_weights(t, 5, cols, rng);
+      const ActFormat f = act_format_for(t);
+      const size_t arb = act_row_bytes(f, cols);
+      std::vector<float> x(cols);
+      for (auto& v : x) v = nd(rng);
+      std::vector<uint8_t> act(arb);
+      k.quantize[int(f)](x.data(), act.data(), cols);
+      float y[5];
+      k.gemm[slot](wb.data(), ggml_row_bytes(t, cols), 5, act.data(), arb, 1, y, 5, cols);
+      for (int r = 0; r < 5; ++r) {
+        const float d = k.dot[slot](wb.data() + r * ggml_row_bytes(t, cols), act.data(), cols);
+        if (std::memcmp(&d, &y[r], 4) != 0) {
+          throw lftest::FailTest{tname(t) + " " + isa_name(isa) + ": dot and gemm differ"};
+        }
+      }
+    }
+  }
+}
+
+TEST(matmul_multi_equals_separate_matmuls) {
+  std::mt19937 rng(13);
+  std::normal_distribution<float> nd(0, 1);
+  const int cols = 512;
+  for (Isa isa : isas()) {
+    CpuBackendOptions o;
+    o.isa = isa;
+    o.threads = 2;
+    CpuBackend be(o);
+    // Same input format (Q/K/V of one type), and mixed formats (falls back per weight).
+    const std::vector<std::vector<GgmlType>> sets = {
+        {GgmlType::Q8_0, GgmlType::Q8_0, GgmlType::Q4_0},
+        {GgmlType::Q4_K, GgmlType::Q6_K},
+        {GgmlType::Q4_K, GgmlType::Q8_0, GgmlType::F16}};
+    for (const auto& set : sets) {
+      const int rows[3] = {64, 19, 37};
+      std::vector<std::vector<uint8_t>> bytes;
+      std::vector<WeightView> ws;
+      for (size_t j = 0; j < set.size(); ++j) {
+        bytes.push_back(random_weights(set[j], rows[j], cols, rng));
+      }
+      for (size_t j = 0; j < set.size(); ++j) {
+        ws.push_back({set[j], bytes[j].data(), rows[j], cols, ggml_row_bytes(set[j], cols)});
+      }
+      for (int n : {1, 6, 32}) {
+        std::vector<float> x(size_t(n) * cols);
+        for (auto& v : x) v = nd(rng);
+        std::vector<std::vector<float>> y(set.size()), ref(set.size());
+        std::vector<const WeightView*> wp;
+        std::vector<float*> yp;
+        for (size_t j = 0; j < set.size(); ++j) {
+          y[j].resize(size_t(n) * rows[j]);
+          ref[j].resize(size_t(n) * rows[j]);
+          be.matmul(ws[j], x.data(), n, ref[j].data());
+          wp.push_back(&ws[j]);
+          yp.push_back(y[j].data());
+        }
+        be.matmul_multi(wp.data(), yp.data(), int(set.size()), x.data(), n);
+        for (size_t j = 0; j < set.size(); ++j) CHECK(y[j] == ref[j]);
+      }
+    }
+  }
+}
+
+TEST_MAIN()
