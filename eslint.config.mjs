@@ -39,4 +39,9 @@ export default tseslint.config(
       'prefer-const': ['error', { ignoreReadBeforeAssign: true }],
     },
   },
+  {
+    // The `leapfrog` launcher is plain CommonJS: it requires the bundle.
+    files: ['bin/**/*.js'],
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
+  },
 );

@@ -146,15 +146,19 @@ export class CompletionService {
         raw = '';
         let stopped = false;
         const rules = new StreamStopRules(ctx, this.opts, Date.now());
-        const handle: GenerationHandle = engine.completionSession.generate(prompt, params, (id, piece) => {
-          if (stopped) return; // tokens already in flight when we asked the engine to stop
-          if (stopIds.has(id)) stopped = true;
-          else {
-            raw += piece;
-            stopped = rules.shouldStop(raw, Date.now());
-          }
-          if (stopped) handle?.abort();
-        });
+        const handle: GenerationHandle = engine.completionSession.generate(
+          prompt,
+          params,
+          (id, piece) => {
+            if (stopped) return; // tokens already in flight when we asked the engine to stop
+            if (stopIds.has(id)) stopped = true;
+            else {
+              raw += piece;
+              stopped = rules.shouldStop(raw, Date.now());
+            }
+            if (stopped) handle?.abort();
+          },
+        );
         if (stopped) handle.abort(); // stopped by a token delivered before generate() returned
         return handle;
       },

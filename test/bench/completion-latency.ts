@@ -11,7 +11,10 @@ import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { createEngineCore } from '../../engine/server/engine-core';
 import { resolveModelPaths } from '../../engine/models/model-paths';
-import { completionGenerateParams, defaultCompletionOptions } from '../../engine/completion/completion-options';
+import {
+  completionGenerateParams,
+  defaultCompletionOptions,
+} from '../../engine/completion/completion-options';
 
 function arg(name: string, fallback?: string): string | undefined {
   const i = process.argv.indexOf(`--${name}`);
@@ -24,13 +27,17 @@ function percentile(xs: number[], p: number): number {
 }
 
 async function main(): Promise<void> {
-  const file = resolve(arg('file', join(__dirname, '..', '..', 'engine', 'scheduler', 'scheduler.ts'))!);
+  const file = resolve(
+    arg('file', join(__dirname, '..', '..', 'engine', 'scheduler', 'scheduler.ts'))!,
+  );
   const text = readFileSync(file, 'utf8');
   const every = Number(arg('every', '40'));
   const maxRequests = Number(arg('requests', '100'));
   const threads = arg('threads') ? Number(arg('threads')) : undefined;
   const core = createEngineCore({ threads });
-  const engine = await core.host.load(resolveModelPaths({ model: arg('model'), draft: arg('draft') }));
+  const engine = await core.host.load(
+    resolveModelPaths({ model: arg('model'), draft: arg('draft') }),
+  );
   const fileTokens = engine.target.tokenize(text, false, false).length;
   const uri = pathToFileURL(file).href;
 
@@ -39,12 +46,22 @@ async function main(): Promise<void> {
   for (let p = every; p < text.length && stops.length < maxRequests; p += every) stops.push(p);
 
   const evict = async () => {
-    const params = { ...completionGenerateParams(defaultCompletionOptions, 1), spec: 'off' as const };
+    const params = {
+      ...completionGenerateParams(defaultCompletionOptions, 1),
+      spec: 'off' as const,
+    };
     const bos = engine.info.bos >= 0 ? [engine.info.bos] : [];
-    await engine.completionSession.generate([...bos, ...engine.target.tokenize('unrelated', false, false)], params, () => {}).done;
+    await engine.completionSession.generate(
+      [...bos, ...engine.target.tokenize('unrelated', false, false)],
+      params,
+      () => {},
+    ).done;
   };
 
-  const results: Record<string, { p50: number; p95: number; mean: number; reusedTokens: number; promptTokens: number }> = {};
+  const results: Record<
+    string,
+    { p50: number; p95: number; mean: number; reusedTokens: number; promptTokens: number }
+  > = {};
   for (const mode of ['reuse', 'no-reuse'] as const) {
     core.completions.typedAhead.forget(uri);
     const ms: number[] = [];
@@ -81,7 +98,9 @@ async function main(): Promise<void> {
   }
   await core.shutdown();
 
-  console.log(`completion latency: ${file} (${fileTokens} tokens), ${stops.length} requests, model ${engine.paths.model}`);
+  console.log(
+    `completion latency: ${file} (${fileTokens} tokens), ${stops.length} requests, model ${engine.paths.model}`,
+  );
   console.log('mode      |   p50 ms |   p95 ms |  mean ms | prompt tok | reused tok');
   for (const [mode, r] of Object.entries(results)) {
     console.log(
@@ -91,7 +110,21 @@ async function main(): Promise<void> {
   }
   const out = arg('out');
   if (out) {
-    writeFileSync(out, JSON.stringify({ file, fileTokens, requests: stops.length, model: engine.paths.model, date: new Date().toISOString(), results }, null, 2));
+    writeFileSync(
+      out,
+      JSON.stringify(
+        {
+          file,
+          fileTokens,
+          requests: stops.length,
+          model: engine.paths.model,
+          date: new Date().toISOString(),
+          results,
+        },
+        null,
+        2,
+      ),
+    );
   }
 }
 
