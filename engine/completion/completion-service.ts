@@ -1,6 +1,7 @@
 // The one code path of an inline completion, shared by the language server and
 // `leapfrog complete`: typed-ahead reuse → context window and extra chunks → FIM prompt →
 // scheduled, abortable generation with streaming stop rules → post-processing.
+import { IndentHealer, indentToHeal } from './indent-healing';
 import { basename } from 'node:path';
 import type { GenerateStats, GenerationHandle } from '../native/addon';
 import type { ModelHost, LoadedEngine } from '../models/model-host';
@@ -113,10 +114,11 @@ export class CompletionService {
       ? this.ring.chunksFor(req.uri, budgets.extraTokens)
       : [];
     const tokenize = (t: string) => engine.target.tokenize(t, false, false);
+    const indent = indentToHeal(window.linePrefix);
     const parts = {
       repoName: req.repoName,
       filePath: req.path,
-      prefix: window.prefix,
+      prefix: window.prefix.slice(0, window.prefix.length - indent.length),
       suffix: window.suffix,
       extra,
     };
@@ -139,11 +141,14 @@ export class CompletionService {
     const stopIds = new Set(engine.fim.stopIds);
     const params = completionGenerateParams(this.opts, maxTokens);
     let raw = '';
+    let healer = new IndentHealer(indent);
     const ticket = this.scheduler.submit({
       kind: 'completion',
       key: req.uri,
       start: () => {
         raw = '';
+        healer = new IndentHealer(indent);
+        const heal = healer;
         let stopped = false;
         const rules = new StreamStopRules(ctx, this.opts, Date.now());
         const handle: GenerationHandle = engine.completionSession.generate(
@@ -153,8 +158,11 @@ export class CompletionService {
             if (stopped) return; // tokens already in flight when we asked the engine to stop
             if (stopIds.has(id)) stopped = true;
             else {
-              raw += piece;
-              stopped = rules.shouldStop(raw, Date.now());
+              const healed = heal.push(piece);
+              if (healed !== undefined) {
+                raw = healed;
+                stopped = rules.shouldStop(raw, Date.now());
+              } else stopped = heal.mismatch;
             }
             if (stopped) handle?.abort();
           },
@@ -170,7 +178,7 @@ export class CompletionService {
     if (outcome.status !== 'finished') return { status: outcome.status };
     this.counters.completions++;
     this.onFinished(outcome.stats);
-    const text = postprocess(raw, ctx);
+    const text = healer.mismatch ? '' : postprocess(raw, ctx);
     this.typedAhead.remember(req.uri, docPrefix, docSuffix, text);
     return {
       status: 'ok',

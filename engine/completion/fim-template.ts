@@ -141,3 +141,21 @@ function withNewline(s: string): string {
 function unique<T>(xs: T[]): T[] {
   return [...new Set(xs)];
 }
+
+/**
+ * The same template with fill-in-the-middle turned off: plain continuation of the prefix
+ * (the suffix still steers post-processing). For models whose FIM tokens exist but were not
+ * learned — the bundled model's card reports 0 % FIM exact match while its left-to-right
+ * completions are plausible — so its prompts are prefix-only.
+ */
+export function withoutFim(t: FimTemplate): FimTemplate {
+  return {
+    ...t,
+    family: 'none',
+    prefixId: -1,
+    suffixId: -1,
+    middleId: -1,
+    repoId: -1,
+    fileSepId: -1,
+  };
+}

@@ -4,7 +4,8 @@
 //   2. single line when text stands right of the cursor;
 //   3. multi-line output ends where indentation leaves the block (a closing line at the
 //      block's own level is kept);
-//   4. drop the part that repeats the lines below the cursor;
+//   4. drop the part that repeats the lines below the cursor, and a model loop: the output
+//      ends before a line that repeats one of its own earlier lines;
 //   5. drop a tail that repeats what already stands right of the cursor (`)`, `");`);
 //   6. cut at a closing bracket that matches nothing open; drop trailing lines that leave
 //      brackets the completion opened unclosed;
@@ -30,6 +31,7 @@ export function postprocess(raw: string, ctx: CompletionContext): string {
   if (isSingleLine(ctx)) text = text.split('\n')[0];
   else text = cutAtBlockEnd(text, ctx.linePrefix);
   text = cutRepeatOfBelow(text, ctx.linesBelow, ctx.linePrefix);
+  text = cutSelfRepeat(text);
   text = trimSuffixOverlap(text, ctx.lineSuffix);
   text = balanceBrackets(text, ctx.prefix);
   text = text.replace(/[ \t]+$/gm, '').replace(/\n+$/, '');
@@ -108,6 +110,23 @@ export function cutRepeatOfBelow(
  * Drops a tail that the text right of the cursor already holds (`foo)` before `)` → `foo`).
  * Only punctuation is trimmed: a word at the end is the model's, not an overlap.
  */
+/**
+ * Cuts a multi-line suggestion before the first line that repeats one of its own earlier
+ * lines (ignoring blank lines and lone brackets): small models fall into loops, and a
+ * repeated statement is almost never what the user wants twice.
+ */
+export function cutSelfRepeat(text: string): string {
+  const lines = text.split('\n');
+  const seen = new Set<string>();
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i];
+    if (/^[\s)\]}(\[{;,]*$/.test(line)) continue;
+    if (seen.has(line)) return lines.slice(0, i).join('\n');
+    seen.add(line);
+  }
+  return text;
+}
+
 export function trimSuffixOverlap(text: string, lineSuffix: string): string {
   const suffix = lineSuffix.trimStart();
   if (!suffix || text.includes('\n')) return text;

@@ -3,9 +3,10 @@
 // (a chat turn does not evict the completion prompt's cache, nor the other way round). A
 // load that fails leaves the previous model serving; a load that succeeds swaps models
 // only after the caller has drained the work running on the old ones.
-import { basename } from 'node:path';
+import { basename, resolve } from 'node:path';
 import type { ModelInfo, NativeAddon, NativeModel, NativeSession } from '../native/addon';
-import { detectFimTemplate, type FimTemplate } from '../completion/fim-template';
+import { detectFimTemplate, withoutFim, type FimTemplate } from '../completion/fim-template';
+import { defaultModelPath } from '../native/default-models';
 import { SELF_DRAFT, selfDraftPath } from '../native/self-draft';
 import { checkGgufFile } from './check-gguf';
 import type { ModelPaths } from './model-paths';
@@ -158,7 +159,9 @@ export class ModelHost {
         draft,
         info,
         draftInfo: draft?.info(),
-        fim: detectFimTemplate(info, (id) => model.detokenize([id], true)),
+        fim: bundledTarget(paths.model)
+          ? withoutFim(detectFimTemplate(info, (id) => model.detokenize([id], true)))
+          : detectFimTemplate(info, (id) => model.detokenize([id], true)),
         completionSession: created[0],
         chatSession: created[1],
         nCtx,
@@ -220,4 +223,9 @@ export function modelName(info: ModelInfo | undefined): string | null {
 
 function message(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
+}
+
+/** The bundled target prompts prefix-only (see withoutFim and models/MODEL_CARD.md). */
+function bundledTarget(path: string): boolean {
+  return resolve(path) === resolve(defaultModelPath());
 }

@@ -60,7 +60,9 @@ describe('completion path (fake engine)', () => {
 
   it('answers typed-ahead without the model', async () => {
     const { completion, service } = await setup();
-    completion.reply = () => ['return a + b', 1];
+    // The cursor stands in indentation: the prompt ends at the line break, so the model
+    // writes the indentation itself (engine/completion/indent-healing.ts).
+    completion.reply = () => ['    return a + b', 1];
     const r1 = await service.complete(req('def f(a, b):\n    \n', 1, 4)).result;
     assert.equal(r1.status === 'ok' && r1.text, 'return a + b');
     const r2 = await service.complete(req('def f(a, b):\n    ret\n', 1, 7)).result;

@@ -1,5 +1,9 @@
 import { strict as assert } from 'node:assert';
-import { postprocess, type CompletionContext } from '../../engine/completion/postprocess';
+import {
+  cutSelfRepeat,
+  postprocess,
+  type CompletionContext,
+} from '../../engine/completion/postprocess';
 import { StreamStopRules } from '../../engine/completion/stop-rules';
 
 function ctx(over: Partial<CompletionContext>): CompletionContext {
@@ -98,5 +102,20 @@ describe('streaming stop rules', () => {
     assert.equal(r.shouldStop('return 1\n', 150), true);
     assert.equal(r.shouldStop('a\n    b\nc\n', 10), true);
     assert.equal(r.shouldStop('a<|endoftext|>', 10), true);
+  });
+});
+
+describe('cutSelfRepeat', () => {
+  it('ends a suggestion before a line repeats an earlier one', () => {
+    const looped =
+      'lines = []\n    for line in f:\n        lines.append(line)\n    lines.append(line)\n\n    lines.append(line)\n';
+    assert.equal(
+      cutSelfRepeat(looped),
+      'lines = []\n    for line in f:\n        lines.append(line)\n    lines.append(line)\n',
+    );
+  });
+  it('keeps repeated blank lines and lone brackets', () => {
+    const code = 'if a:\n    f(\n    )\n\nif b:\n    g(\n    )\n';
+    assert.equal(cutSelfRepeat(code), code);
   });
 });
