@@ -26,10 +26,16 @@ const tools = ['lf_bench', 'lf_roofline'];
 if (tools.some(stale) || process.argv.includes('--rebuild')) {
   // Re-run the configure step so new tools/*.cpp files get targets, then build only the tools
   // (and the core library they link).
-  execFileSync('cmake', ['-S', join(root, 'native'), '-B', build], { stdio: ['ignore', 'ignore', 'inherit'] });
-  for (const t of tools) execFileSync('cmake', ['--build', build, '--target', t, '-j2'], { stdio: 'inherit' });
+  execFileSync('cmake', ['-S', join(root, 'native'), '-B', build], {
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  for (const t of tools)
+    execFileSync('cmake', ['--build', build, '--target', t, '-j2'], { stdio: 'inherit' });
 }
 const tsx = join(root, 'node_modules', '.bin', 'tsx');
 const args = process.argv.slice(2).filter((a) => a !== '--rebuild');
-const r = spawnSync(tsx, [join(root, 'test', 'bench', 'run.ts'), ...args], { stdio: 'inherit', cwd: root });
+const r = spawnSync(tsx, [join(root, 'test', 'bench', 'run.ts'), ...args], {
+  stdio: 'inherit',
+  cwd: root,
+});
 process.exit(r.status ?? 1);

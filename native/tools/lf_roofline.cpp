@@ -14,9 +14,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <string>
 #include <thread>
-#include <ctime>
 #include <vector>
 
 #if defined(__x86_64__) || defined(_M_X64)
@@ -120,18 +120,21 @@ Rate bandwidth_gbs(uint8_t* buf, size_t bytes, int threads, int passes) {
   std::vector<uint64_t> sums(threads);
   const bool avx2 = have_avx2();
   std::vector<double> cpu;
-  double s = run_threads(threads, [&](int t) {
-    const uint8_t* p = buf + slice * t;
-    uint64_t acc = 0;
-    for (int k = 0; k < passes; ++k) {
+  double s = run_threads(
+      threads,
+      [&](int t) {
+        const uint8_t* p = buf + slice * t;
+        uint64_t acc = 0;
+        for (int k = 0; k < passes; ++k) {
 #if LF_X86
-      acc += avx2 ? sum_avx2(p, slice) : sum_scalar(p, slice);
+          acc += avx2 ? sum_avx2(p, slice) : sum_scalar(p, slice);
 #else
-      acc += sum_scalar(p, slice);
+          acc += sum_scalar(p, slice);
 #endif
-    }
-    sums[t] = acc;
-  }, &cpu);
+        }
+        sums[t] = acc;
+      },
+      &cpu);
   uint64_t tot = 0;
   for (auto v : sums) tot += v;
   g_sink = tot;
@@ -146,100 +149,119 @@ Rate bandwidth_gbs(uint8_t* buf, size_t bytes, int threads, int passes) {
 // Each probe runs `iters` iterations of a loop with 8 independent accumulators over two
 // 32-byte (or 64-byte) vectors loaded once, and returns the multiply-adds done (each
 // u8*s8 product and its addition count as 2 ops in GOP/s).
-constexpr int kAcc = 8;
+// The accumulators are named variables (an array would live in memory: GCC keeps
+// acc[j] in a stack slot when the j loop is not unrolled).
+#define LF_REP8(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
+#define LF_REP12(X) LF_REP8(X) X(8) X(9) X(10) X(11)
 
 #if LF_X86
 __attribute__((target("avx2"))) uint64_t int8_avx2(const uint8_t* src, int64_t iters,
                                                    int32_t* out) {
   const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src));
-  const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + 32));
+  __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + 32));
   const __m256i ones = _mm256_set1_epi16(1);
-  __m256i acc[kAcc];
-  __m256i x[kAcc];
-  for (int j = 0; j < kAcc; ++j) {
-    acc[j] = _mm256_setzero_si256();
-    x[j] = _mm256_add_epi8(a, _mm256_set1_epi8(static_cast<char>(j)));
-  }
+#define DECL(j)                            \
+  __m256i acc##j = _mm256_setzero_si256(); \
+  const __m256i x##j = _mm256_add_epi8(a, _mm256_set1_epi8(char(j)));
+  LF_REP8(DECL)
+#undef DECL
   for (int64_t i = 0; i < iters; ++i) {
-    for (int j = 0; j < kAcc; ++j) {
-      // The pair llama.cpp's AVX2 Q8 dot products use: u8*s8 -> s16 pairs -> s32.
-      __m256i p = _mm256_maddubs_epi16(x[j], b);
-      acc[j] = _mm256_add_epi32(acc[j], _mm256_madd_epi16(p, ones));
-    }
-    __asm__ volatile("" : "+x"(acc[0]), "+x"(acc[1]), "+x"(acc[2]), "+x"(acc[3]));
+    // The pair llama.cpp's AVX2 Q8 dot products use: u8*s8 -> s16 pairs -> s32.
+    // (The empty asm makes b opaque, so the products cannot be hoisted out of the loop.)
+    __asm__ volatile("" : "+x"(b));
+#define STEP(j) \
+  acc##j = _mm256_add_epi32(acc##j, _mm256_madd_epi16(_mm256_maddubs_epi16(x##j, b), ones));
+    LF_REP8(STEP)
+#undef STEP
   }
-  __m256i s = acc[0];
-  for (int j = 1; j < kAcc; ++j) s = _mm256_add_epi32(s, acc[j]);
+  __m256i s = _mm256_add_epi32(
+      _mm256_add_epi32(_mm256_add_epi32(acc0, acc1), _mm256_add_epi32(acc2, acc3)),
+      _mm256_add_epi32(_mm256_add_epi32(acc4, acc5), _mm256_add_epi32(acc6, acc7)));
   *out = _mm256_extract_epi32(s, 0) + _mm256_extract_epi32(s, 7);
-  return uint64_t(iters) * kAcc * 32;
+  return uint64_t(iters) * 8 * 32;
 }
 
 __attribute__((target("avxvnni"))) uint64_t int8_avxvnni(const uint8_t* src, int64_t iters,
-                                                        int32_t* out) {
+                                                         int32_t* out) {
   const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src));
-  const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + 32));
-  __m256i acc[kAcc];
-  for (int j = 0; j < kAcc; ++j) acc[j] = _mm256_setzero_si256();
+  __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + 32));
+#define DECL(j) __m256i acc##j = _mm256_setzero_si256();
+  LF_REP8(DECL)
+#undef DECL
   for (int64_t i = 0; i < iters; ++i) {
-    for (int j = 0; j < kAcc; ++j) acc[j] = _mm256_dpbusd_avx_epi32(acc[j], a, b);
-    __asm__ volatile("" : "+x"(acc[0]), "+x"(acc[1]), "+x"(acc[2]), "+x"(acc[3]));
+    __asm__ volatile("" : "+x"(b));
+#define STEP(j) acc##j = _mm256_dpbusd_avx_epi32(acc##j, a, b);
+    LF_REP8(STEP)
+#undef STEP
   }
-  __m256i s = acc[0];
-  for (int j = 1; j < kAcc; ++j) s = _mm256_add_epi32(s, acc[j]);
+  __m256i s = _mm256_add_epi32(
+      _mm256_add_epi32(_mm256_add_epi32(acc0, acc1), _mm256_add_epi32(acc2, acc3)),
+      _mm256_add_epi32(_mm256_add_epi32(acc4, acc5), _mm256_add_epi32(acc6, acc7)));
   *out = _mm256_extract_epi32(s, 0);
-  return uint64_t(iters) * kAcc * 32;
+  return uint64_t(iters) * 8 * 32;
 }
 
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wuninitialized"  // GCC 12's _mm512_reduce_* headers
-__attribute__((target("avx512f,avx512bw,avx512vnni"))) uint64_t int8_avx512vnni(
-    const uint8_t* src, int64_t iters, int32_t* out) {
+__attribute__((target("avx512f,avx512bw,avx512vnni"))) uint64_t int8_avx512vnni(const uint8_t* src,
+                                                                                int64_t iters,
+                                                                                int32_t* out) {
   const __m512i a = _mm512_loadu_si512(src);
-  const __m512i b = _mm512_loadu_si512(src + 64);
-  __m512i acc[kAcc];
-  for (int j = 0; j < kAcc; ++j) acc[j] = _mm512_setzero_si512();
+  __m512i b = _mm512_loadu_si512(src + 64);
+#define DECL(j) __m512i acc##j = _mm512_setzero_si512();
+  LF_REP8(DECL)
+#undef DECL
   for (int64_t i = 0; i < iters; ++i) {
-    for (int j = 0; j < kAcc; ++j) acc[j] = _mm512_dpbusd_epi32(acc[j], a, b);
-    __asm__ volatile("" : "+v"(acc[0]), "+v"(acc[1]), "+v"(acc[2]), "+v"(acc[3]));
+    __asm__ volatile("" : "+v"(b));
+#define STEP(j) acc##j = _mm512_dpbusd_epi32(acc##j, a, b);
+    LF_REP8(STEP)
+#undef STEP
   }
-  __m512i s = acc[0];
-  for (int j = 1; j < kAcc; ++j) s = _mm512_add_epi32(s, acc[j]);
+  __m512i s = _mm512_add_epi32(
+      _mm512_add_epi32(_mm512_add_epi32(acc0, acc1), _mm512_add_epi32(acc2, acc3)),
+      _mm512_add_epi32(_mm512_add_epi32(acc4, acc5), _mm512_add_epi32(acc6, acc7)));
   *out = _mm512_reduce_add_epi32(s);
-  return uint64_t(iters) * kAcc * 64;
+  return uint64_t(iters) * 8 * 64;
 }
 
-__attribute__((target("avx2,fma"))) uint64_t fma_avx2(const float* src, int64_t iters,
-                                                      float* out) {
-  constexpr int N = 12;  // latency 4 x 2 ports (and then some)
+__attribute__((target("avx2,fma"))) uint64_t fma_avx2(const float* src, int64_t iters, float* out) {
+  // 12 chains: latency 4 x 2 FMA ports, and then some.
   const __m256 m = _mm256_set1_ps(src[0]);
   const __m256 c = _mm256_set1_ps(src[1]);
-  __m256 acc[N];
-  for (int j = 0; j < N; ++j) acc[j] = _mm256_set1_ps(src[2] + j);
+#define DECL(j) __m256 acc##j = _mm256_set1_ps(src[2] + j);
+  LF_REP12(DECL)
+#undef DECL
   for (int64_t i = 0; i < iters; ++i) {
-    for (int j = 0; j < N; ++j) acc[j] = _mm256_fmadd_ps(acc[j], m, c);
-    __asm__ volatile("" : "+x"(acc[0]), "+x"(acc[1]), "+x"(acc[2]), "+x"(acc[3]));
+#define STEP(j) acc##j = _mm256_fmadd_ps(acc##j, m, c);
+    LF_REP12(STEP)
+#undef STEP
   }
-  __m256 s = acc[0];
-  for (int j = 1; j < N; ++j) s = _mm256_add_ps(s, acc[j]);
+  __m256 s = _mm256_setzero_ps();
+#define SUM(j) s = _mm256_add_ps(s, acc##j);
+  LF_REP12(SUM)
+#undef SUM
   *out = _mm256_cvtss_f32(s);
-  return uint64_t(iters) * N * 8;  // multiply-adds
+  return uint64_t(iters) * 12 * 8;  // multiply-adds
 }
 
 __attribute__((target("avx512f"))) uint64_t fma_avx512(const float* src, int64_t iters,
                                                        float* out) {
-  constexpr int N = 12;
   const __m512 m = _mm512_set1_ps(src[0]);
   const __m512 c = _mm512_set1_ps(src[1]);
-  __m512 acc[N];
-  for (int j = 0; j < N; ++j) acc[j] = _mm512_set1_ps(src[2] + j);
+#define DECL(j) __m512 acc##j = _mm512_set1_ps(src[2] + j);
+  LF_REP12(DECL)
+#undef DECL
   for (int64_t i = 0; i < iters; ++i) {
-    for (int j = 0; j < N; ++j) acc[j] = _mm512_fmadd_ps(acc[j], m, c);
-    __asm__ volatile("" : "+v"(acc[0]), "+v"(acc[1]), "+v"(acc[2]), "+v"(acc[3]));
+#define STEP(j) acc##j = _mm512_fmadd_ps(acc##j, m, c);
+    LF_REP12(STEP)
+#undef STEP
   }
-  __m512 s = acc[0];
-  for (int j = 1; j < N; ++j) s = _mm512_add_ps(s, acc[j]);
+  __m512 s = _mm512_setzero_ps();
+#define SUM(j) s = _mm512_add_ps(s, acc##j);
+  LF_REP12(SUM)
+#undef SUM
   *out = _mm512_reduce_add_ps(s);
-  return uint64_t(iters) * N * 16;
+  return uint64_t(iters) * 12 * 16;
 }
 #pragma GCC diagnostic pop
 #endif
@@ -304,7 +326,8 @@ Rate rate(int threads, double secs, Probe probe) {
   }
   std::vector<uint64_t> done(threads);
   std::vector<double> cpu;
-  double s = run_threads(threads, [&](int t) { done[t] = probe(iters); }, &cpu);
+  double s = run_threads(
+      threads, [&](int t) { done[t] = probe(iters); }, &cpu);
   Rate r;
   for (int t = 0; t < threads; ++t) {
     r.wall += double(done[t]) / s;
@@ -428,14 +451,16 @@ int main(int argc, char** argv) {
   // The roofs are the per-CPU-second figures (what the cores do while they run); the _wall
   // figures are what this run got with other processes on the machine.
   std::printf("{\"threads\":%d,\"buffer_mib\":%zu,", threads, mib);
-  std::printf("\"mem_read_gbs\":%.2f,\"mem_read_gbs_wall\":%.2f,\"mem_read_gbs_1thread\":%.2f,"
-              "\"mem_read_gbs_wall_runs\":[",
-              bw.cpu, bw.wall, bw1.cpu);
+  std::printf(
+      "\"mem_read_gbs\":%.2f,\"mem_read_gbs_wall\":%.2f,\"mem_read_gbs_1thread\":%.2f,"
+      "\"mem_read_gbs_wall_runs\":[",
+      bw.cpu, bw.wall, bw1.cpu);
   for (size_t i = 0; i < bw_all.size(); ++i) std::printf("%s%.2f", i ? "," : "", bw_all[i]);
   // GOP/s: one multiply-add = 2 ops (so 2*params*n ops per batched pass of n tokens).
-  std::printf("],\"int8_isa\":\"%s\",\"int8_gops\":%.1f,\"int8_gops_wall\":%.1f,"
-              "\"fp32_isa\":\"%s\",\"fp32_gflops\":%.1f,\"fp32_gflops_wall\":%.1f}\n",
-              isa8.c_str(), 2 * int8.cpu / 1e9, 2 * int8.wall / 1e9, isaf.c_str(),
-              2 * fp32.cpu / 1e9, 2 * fp32.wall / 1e9);
+  std::printf(
+      "],\"int8_isa\":\"%s\",\"int8_gops\":%.1f,\"int8_gops_wall\":%.1f,"
+      "\"fp32_isa\":\"%s\",\"fp32_gflops\":%.1f,\"fp32_gflops_wall\":%.1f}\n",
+      isa8.c_str(), 2 * int8.cpu / 1e9, 2 * int8.wall / 1e9, isaf.c_str(), 2 * fp32.cpu / 1e9,
+      2 * fp32.wall / 1e9);
   return 0;
 }

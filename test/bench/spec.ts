@@ -1,0 +1,326 @@
+// Speculative section (issue 5): tokens/s and accepted tokens per target pass for
+// --spec off | ngram | draft | auto, budgets 4/8/16/32 (fixed: --fixed-budget) and the
+// adaptive controller, on code-completion prompts cut from real source files, through the
+// product's CLI (node bin/leapfrog.js generate --prompt-file F --json); side by side with
+// llama.cpp's own speculative decoding (node-llama-cpp's DraftSequenceTokenPredictor for a
+// draft model, InputLookupTokenPredictor for lookup) on the same pair.
+//
+// Prompts: FIM (<|fim_prefix|>prefix<|fim_suffix|>suffix<|fim_middle|>) for a model whose
+// vocabulary has those tokens (Qwen2.5-Coder, the bundled pair); plain prefix text
+// otherwise (stories260K, a 512-token SentencePiece vocabulary: mechanics only).
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { cliPath, repoRoot } from '../support/paths';
+import { getLlama } from './engines';
+import { median } from './cpu';
+
+export interface SpecPair {
+  label: string;
+  target: string;
+  draft?: string;
+  fim: boolean;
+  /** Prompt size in characters (prefix, suffix). */
+  prefixChars: number;
+  suffixChars: number;
+  ctx?: number;
+}
+
+export interface SpecOptions {
+  threads: number;
+  llamaThreads: number;
+  reps: number;
+  budgets: number[];
+  modes: ('off' | 'ngram' | 'draft' | 'auto')[];
+  prompts: number;
+  maxTokens: number;
+  llama: boolean;
+  log: (s: string) => void;
+}
+
+export interface SpecRow {
+  engine: 'leapfrog' | 'llama.cpp';
+  mode: string;
+  budget: number | 'adaptive' | null;
+  tokens_per_second: number;
+  accepted_per_pass: number | null;
+  generated: number;
+  passes: number | null;
+  per_prompt: { tps: number; per_pass: number | null }[];
+  speedup_vs_off?: number;
+  note?: string;
+}
+
+/** Source files the prompts are cut from (this repository's own code, and a library's). */
+const SOURCES = [
+  'engine/completion/completion-service.ts',
+  'native/src/spec/speculative.cpp',
+  'engine/scheduler/scheduler.ts',
+  'native/src/engine/session.cpp',
+  'node_modules/vscode-languageserver/lib/common/server.js',
+  'engine/cli/generate.ts',
+];
+
+/** Cuts `count` completion prompts: the cursor at a line start two thirds into the file. */
+export function cutPrompts(pair: SpecPair, count: number, dir: string): string[] {
+  mkdirSync(dir, { recursive: true });
+  const files: string[] = [];
+  for (let i = 0; i < count; i++) {
+    const src = SOURCES[i % SOURCES.length]!;
+    const text = readFileSync(join(repoRoot, src), 'utf8');
+    let cursor = Math.floor((text.length * (2 + (i % 3))) / 5);
+    cursor = text.lastIndexOf('\n', cursor) + 1;
+    const prefix = text.slice(Math.max(0, cursor - pair.prefixChars), cursor);
+    // The suffix starts a few lines below: the middle is what the model should write.
+    let after = cursor;
+    for (let k = 0; k < 6; k++) after = text.indexOf('\n', after) + 1 || text.length;
+    const suffix = text.slice(after, after + pair.suffixChars);
+    const prompt = pair.fim
+      ? `<|fim_prefix|>${prefix}<|fim_suffix|>${suffix}<|fim_middle|>`
+      : prefix;
+    const f = join(dir, `${pair.label.replace(/\W+/g, '_')}-${i}.txt`);
+    writeFileSync(f, prompt);
+    files.push(f);
+  }
+  return files;
+}
+
+interface CliStats {
+  generated: number;
+  target_passes: number;
+  accepted_per_pass: number;
+  tokens_per_second: number;
+}
+
+function runCli(
+  pair: SpecPair,
+  prompt: string,
+  mode: string,
+  budget: number | 'adaptive',
+  o: SpecOptions,
+): CliStats & { tokens: number[] } {
+  const args = [
+    cliPath,
+    'generate',
+    '--model',
+    pair.target,
+    '--prompt-file',
+    prompt,
+    '--spec',
+    mode,
+    '--max-tokens',
+    String(o.maxTokens),
+    '--threads',
+    String(o.threads),
+    '--json',
+  ];
+  if (pair.draft && (mode === 'draft' || mode === 'auto')) args.push('--draft', pair.draft);
+  if (mode !== 'off') {
+    args.push('--budget', String(budget === 'adaptive' ? 16 : budget));
+    if (budget !== 'adaptive') args.push('--fixed-budget');
+  }
+  if (pair.ctx) args.push('--ctx', String(pair.ctx));
+  const out = execFileSync(process.execPath, args, { encoding: 'utf8', maxBuffer: 64 << 20 });
+  const j = JSON.parse(out.trim().split('\n').at(-1)!) as { stats: CliStats; tokens: number[] };
+  return { ...j.stats, tokens: j.tokens };
+}
+
+async function llamaSpec(
+  pair: SpecPair,
+  prompts: string[],
+  mode: 'off' | 'ngram' | 'draft',
+  budget: number,
+  o: SpecOptions,
+): Promise<SpecRow> {
+  const { nlc, llama } = await getLlama();
+  const model = await llama.loadModel({ modelPath: pair.target, gpuLayers: 0 });
+  const draftModel =
+    mode === 'draft' && pair.draft
+      ? await llama.loadModel({ modelPath: pair.draft, gpuLayers: 0 })
+      : undefined;
+  const contextSize = pair.ctx ?? 2048;
+  const ctx = await model.createContext({
+    contextSize,
+    batchSize: 512,
+    sequences: 1,
+    flashAttention: false,
+    threads: o.llamaThreads,
+  });
+  const dctx = draftModel
+    ? await draftModel.createContext({
+        contextSize,
+        batchSize: 512,
+        sequences: 1,
+        flashAttention: false,
+        threads: o.llamaThreads,
+      })
+    : undefined;
+  const per: { tps: number; per_pass: number | null }[] = [];
+  let generated = 0;
+  let validated = 0;
+  let refuted = 0;
+  try {
+    for (const p of prompts) {
+      const samples: number[] = [];
+      for (let r = 0; r < o.reps; r++) {
+        const draftSeq = mode === 'draft' && dctx ? dctx.getSequence() : undefined;
+        const predictor = draftSeq
+          ? new nlc.DraftSequenceTokenPredictor(draftSeq, { maxTokens: budget, minTokens: 0 })
+          : mode === 'ngram'
+            ? new nlc.InputLookupTokenPredictor({
+                patternLength: { min: 2 },
+                predictionLength: { max: budget },
+              })
+            : undefined;
+        const seq = ctx.getSequence(predictor ? { tokenPredictor: predictor } : undefined);
+        const ids = model.tokenize(readFileSync(p, 'utf8'), pair.fim);
+        if (model.tokens.shouldPrependBosToken && model.tokens.bos != null)
+          ids.unshift(model.tokens.bos);
+        let t0 = 0;
+        let k = 0;
+        for await (const tok of seq.evaluate(ids, { temperature: 0 })) {
+          if (k === 0) t0 = performance.now();
+          k++;
+          if (k > o.maxTokens || model.isEogToken(tok)) break;
+        }
+        const ms = performance.now() - t0;
+        samples.push(((k - 1) * 1000) / ms);
+        generated = k - 1;
+        if (r === 0) {
+          validated += seq.tokenPredictions.validated;
+          refuted += seq.tokenPredictions.refuted;
+        }
+        await seq.dispose();
+        if (draftSeq && !draftSeq.disposed) await draftSeq.dispose();
+      }
+      per.push({ tps: median(samples), per_pass: null });
+    }
+  } finally {
+    await dctx?.dispose();
+    await ctx.dispose();
+    await draftModel?.dispose();
+    await model.dispose();
+  }
+  return {
+    engine: 'llama.cpp',
+    mode,
+    budget: mode === 'off' ? null : budget,
+    tokens_per_second: median(per.map((x) => x.tps)),
+    accepted_per_pass: null,
+    generated,
+    passes: null,
+    per_prompt: per,
+    note:
+      mode === 'off'
+        ? undefined
+        : `predictions validated ${validated}, refuted ${refuted} (all prompts)`,
+  };
+}
+
+export async function benchSpecPair(
+  pair: SpecPair,
+  o: SpecOptions,
+  workDir: string,
+): Promise<SpecRow[]> {
+  const prompts = cutPrompts(pair, o.prompts, workDir);
+  const rows: SpecRow[] = [];
+  const configs: { mode: string; budget: number | 'adaptive' | null }[] = [];
+  for (const mode of o.modes) {
+    if (mode === 'off') configs.push({ mode, budget: null });
+    else {
+      if ((mode === 'draft' || mode === 'auto') && !pair.draft && mode === 'draft') continue;
+      for (const b of o.budgets) configs.push({ mode, budget: b });
+      configs.push({ mode, budget: 'adaptive' });
+    }
+  }
+  let offTps = NaN;
+  let reference: number[][] | null = null;
+  for (const c of configs) {
+    const per: { tps: number; per_pass: number | null }[] = [];
+    let generated = 0;
+    let passes = 0;
+    let mismatch = 0;
+    for (const [pi, p] of prompts.entries()) {
+      const tps: number[] = [];
+      const pp: number[] = [];
+      for (let r = 0; r < o.reps; r++) {
+        const s = runCli(pair, p, c.mode, c.budget ?? 'adaptive', o);
+        tps.push(s.tokens_per_second);
+        pp.push(s.accepted_per_pass);
+        generated += r === 0 ? s.generated : 0;
+        passes += r === 0 ? s.target_passes : 0;
+        if (c.mode === 'off' && r === 0) (reference ??= [])[pi] = s.tokens;
+        else if (reference?.[pi] && r === 0 && s.tokens.join(',') !== reference[pi]!.join(','))
+          mismatch++;
+      }
+      per.push({ tps: median(tps), per_pass: median(pp) });
+    }
+    const row: SpecRow = {
+      engine: 'leapfrog',
+      mode: c.mode,
+      budget: c.budget,
+      tokens_per_second: median(per.map((x) => x.tps)),
+      accepted_per_pass: passes ? generated / passes : null,
+      generated,
+      passes,
+      per_prompt: per,
+    };
+    if (mismatch) row.note = `greedy output differs from --spec off on ${mismatch} prompt(s)`;
+    if (c.mode === 'off') offTps = row.tokens_per_second;
+    row.speedup_vs_off = row.tokens_per_second / offTps;
+    rows.push(row);
+    o.log(
+      `  leapfrog ${c.mode} ${c.budget ?? ''}: ${row.tokens_per_second.toFixed(1)} t/s, ${row.accepted_per_pass?.toFixed(2)} tokens/pass${row.note ? ` (${row.note})` : ''}`,
+    );
+  }
+  if (o.llama) {
+    const lmodes: ('off' | 'ngram' | 'draft')[] = [
+      'off',
+      'ngram',
+      ...(pair.draft ? (['draft'] as const) : []),
+    ];
+    let llamaOff = NaN;
+    for (const m of lmodes) {
+      for (const b of m === 'off' ? [0] : o.budgets) {
+        try {
+          const row = await llamaSpec(pair, prompts, m, b, o);
+          if (m === 'off') llamaOff = row.tokens_per_second;
+          row.speedup_vs_off = row.tokens_per_second / llamaOff;
+          rows.push(row);
+          o.log(
+            `  llama.cpp ${m} ${m === 'off' ? '' : b}: ${row.tokens_per_second.toFixed(1)} t/s`,
+          );
+        } catch (e) {
+          o.log(`  llama.cpp ${m} ${b}: ${(e as Error).message}`);
+          rows.push({
+            engine: 'llama.cpp',
+            mode: m,
+            budget: b,
+            tokens_per_second: NaN,
+            accepted_per_pass: null,
+            generated: 0,
+            passes: null,
+            per_prompt: [],
+            note: (e as Error).message,
+          });
+        }
+      }
+    }
+  }
+  return rows;
+}
+
+export function specTable(pair: SpecPair, rows: SpecRow[]): string {
+  const lines = [
+    `**${pair.label}** — target ${pair.target.replace(/.*\/(data|models|test)\//, '$1/')}, draft ${pair.draft ? pair.draft.replace(/.*\/(data|models|test)\//, '$1/') : 'none'}${pair.fim ? ', FIM prompts' : ', plain-prefix prompts'}`,
+    '',
+    '| engine | --spec | budget | tokens/s (median over prompts) | × --spec off | accepted tokens / target pass | note |',
+    '|---|---|---:|---:|---:|---:|---|',
+  ];
+  for (const r of rows) {
+    lines.push(
+      `| ${r.engine} | ${r.mode} | ${r.budget ?? '—'} | ${Number.isFinite(r.tokens_per_second) ? r.tokens_per_second.toFixed(1) : '—'} | ${r.speedup_vs_off && Number.isFinite(r.speedup_vs_off) ? r.speedup_vs_off.toFixed(2) + '×' : '—'} | ${r.accepted_per_pass == null ? '—' : r.accepted_per_pass.toFixed(2)} | ${r.note ?? ''} |`,
+    );
+  }
+  return lines.join('\n');
+}
