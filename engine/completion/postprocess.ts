@@ -120,7 +120,7 @@ export function cutSelfRepeat(text: string): string {
   const seen = new Set<string>();
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i];
-    if (/^[\s)\]}(\[{;,]*$/.test(line)) continue;
+    if (/^[\s)\]}([{;,]*$/.test(line)) continue;
     if (seen.has(line)) return lines.slice(0, i).join('\n');
     seen.add(line);
   }
