@@ -26,7 +26,7 @@ import re
 import time
 
 import numpy as np
-from tokenizers import Tokenizer
+from tok_backend import Tokenizer
 
 from common import SPECIAL_TOKENS, SYSTEM_PROMPT, read_jsonl, save_json
 

@@ -24,7 +24,7 @@ import time
 import numpy as np
 import torch
 import torch.nn.functional as F
-from tokenizers import Tokenizer
+from tok_backend import Tokenizer
 
 from common import PRESETS, SPECIAL_TOKENS, read_jsonl, save_json
 from model import greedy_generate

@@ -11,7 +11,7 @@ import sys
 
 import numpy as np
 import torch
-from tokenizers import Tokenizer
+from tok_backend import Tokenizer
 
 import gguf_io as G
 from export_gguf import LAYER_MAP, NAME_MAP

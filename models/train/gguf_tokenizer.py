@@ -6,7 +6,7 @@ shipped files alone.
 """
 import sys
 
-from tokenizers import AddedToken, Tokenizer, models
+from tok_backend import AddedToken, Tokenizer, models
 
 import gguf_io as G
 from train_tokenizer import build_empty

@@ -3,8 +3,10 @@
 data -> tokenizer -> samples -> target -> draft -> GGUF export -> export check -> evaluation,
 then checks the GGUF metadata the engine relies on.
 
-Prints `SKIP: ...` and exits 0 when torch or tokenizers is not importable (Debian: apt-get install
-python3-torch; tokenizers from pip); exits non-zero on any failure.
+Needs only Debian's packages: python3-torch (1.13 is enough), python3-numpy, and python3-regex when
+HuggingFace `tokenizers` is not importable (then the pure-Python fallback `bpe_lite.py` is used; see
+tok_backend.py). Prints `SKIP: ...` and exits 0 only when torch, numpy or (without tokenizers) regex
+is missing; exits non-zero on any failure.
 
     python3 models/train/test_dry_run.py            (or /usr/bin/python3 on Debian with python3-torch)
 """
@@ -22,10 +24,18 @@ def main():
     try:
         import torch  # noqa: F401
         import numpy  # noqa: F401
-        import tokenizers  # noqa: F401
     except Exception as e:  # noqa: BLE001
-        print(f"SKIP: models/train dry run needs torch, numpy and tokenizers ({type(e).__name__}: {e})")
+        print(f"SKIP: models/train dry run needs torch and numpy ({type(e).__name__}: {e})")
         return 0
+    sys.path.insert(0, HERE)
+    try:
+        import tok_backend
+    except Exception as e:  # noqa: BLE001
+        print(f"SKIP: models/train dry run needs tokenizers or the regex module ({type(e).__name__}: {e})")
+        return 0
+    backend = tok_backend.BACKEND
+    print(f"models/train dry run: torch {torch.__version__}, tokenizer implementation: {backend}"
+          + (" (pure-Python fallback bpe_lite.py)" if backend == "bpe_lite" else " (HuggingFace)"), flush=True)
     t0 = time.time()
     work = tempfile.mkdtemp(prefix="leapfrog-dryrun-")
     try:
@@ -41,7 +51,6 @@ def main():
             print(r.stdout[-6000:])
             print(f"FAIL: pipeline exited with {r.returncode}")
             return 1
-        sys.path.insert(0, HERE)
         import json
         import gguf_io as G
         problems = []
@@ -75,7 +84,7 @@ def main():
             print("\n".join(problems))
             print("FAIL: models/train dry run")
             return 1
-        print(f"PASS: models/train dry run in {time.time() - t0:.0f}s (held-out loss {m['heldout_loss_target']:.2f}, "
+        print(f"PASS: models/train dry run [{backend}, torch {torch.__version__}] in {time.time() - t0:.0f}s (held-out loss {m['heldout_loss_target']:.2f}, "
               f"GGUFs load back, metadata complete)")
         return 0
     finally:

@@ -10,7 +10,7 @@ import time
 
 import torch
 import torch.nn.functional as F
-from tokenizers import Tokenizer
+from tok_backend import Tokenizer
 
 from common import PRESETS
 from model import ModelConfig, Qwen2

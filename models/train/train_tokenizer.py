@@ -7,7 +7,8 @@ import argparse
 import random
 import time
 
-from tokenizers import Tokenizer, Regex, decoders, models, pre_tokenizers, trainers
+import tok_backend
+from tok_backend import Tokenizer, Regex, decoders, models, pre_tokenizers, trainers
 
 from common import QWEN2_SPLIT, SPECIAL_TOKENS, read_jsonl
 
@@ -48,7 +49,7 @@ def main():
     sample = "def add(a, b):\n    return a + b  # 12345\n"
     enc = tok.encode(sample)
     assert tok.decode(enc.ids) == sample, "round trip failed"
-    print(f"train_tokenizer: vocab {tok.get_vocab_size()} from {tot / 1e6:.1f} MB, {time.time() - t0:.1f}s; "
+    print(f"train_tokenizer: [{tok_backend.BACKEND}] vocab {tok.get_vocab_size()} from {tot / 1e6:.1f} MB, {time.time() - t0:.1f}s; "
           f"sample -> {len(enc.ids)} tokens {enc.tokens}")
 
 
