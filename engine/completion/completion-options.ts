@@ -20,7 +20,9 @@ export interface CompletionOptions {
 
 export const defaultCompletionOptions: CompletionOptions = {
   maxTokens: 128,
-  timeBudgetMs: 600,
+  // Ghost text must come quickly: once the first line is done, stop adding lines 150 ms
+  // after the request started (the typed-ahead cache serves the rest as the user types).
+  timeBudgetMs: 150,
   maxLines: 16,
   prefixTokens: 1024,
   suffixTokens: 256,
