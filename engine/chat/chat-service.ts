@@ -4,7 +4,7 @@
 // text as deltas. Several conversations may run; the scheduler takes their turns in order.
 import type { GenerateParams, GenerateStats, GenerationHandle } from '../native/addon';
 import type { ModelHost } from '../models/model-host';
-import type { Scheduler, Ticket } from '../scheduler/scheduler';
+import { emptyStats, type Scheduler, type Ticket } from '../scheduler/scheduler';
 import type { ChatDeltaParams, ChatFinishReason, ChatMessage, ChatResult } from '../protocol';
 import { CHAT_STOP_TEXTS, renderChat } from './chat-template';
 import { DEFAULT_SYSTEM_PROMPT } from './explain';
@@ -204,18 +204,5 @@ export class ChatService {
 
 /** A generation that is already over (a preempted turn that had nothing left to do). */
 function finishedHandle(): GenerationHandle {
-  const stats: GenerateStats = {
-    promptTokens: 0,
-    reusedTokens: 0,
-    promptMs: 0,
-    decodeMs: 0,
-    generated: 0,
-    targetPasses: 0,
-    drafted: 0,
-    accepted: 0,
-    draftMs: 0,
-    verifyMs: 0,
-    aborted: false,
-  };
-  return { done: Promise.resolve(stats), abort: () => {} };
+  return { done: Promise.resolve(emptyStats(false)), abort: () => {} };
 }

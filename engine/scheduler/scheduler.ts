@@ -183,7 +183,7 @@ export class Scheduler {
     const reason = entry.abortReason;
     // Some engines reject an aborted generation instead of resolving it.
     if (reason === 'cancelled' || reason === 'superseded') this.finish(entry, { status: reason });
-    else if (reason === 'preempted') this.onSettled(entry, abortedStats());
+    else if (reason === 'preempted') this.onSettled(entry, emptyStats(true));
     else this.finish(entry, { status: 'failed', error });
   }
 
@@ -205,7 +205,8 @@ function asError(err: unknown): Error {
   return err instanceof Error ? err : new Error(String(err));
 }
 
-function abortedStats(): GenerateStats {
+/** Statistics of a generation that produced nothing (aborted before it ran, or nothing left). */
+export function emptyStats(aborted: boolean): GenerateStats {
   return {
     promptTokens: 0,
     reusedTokens: 0,
@@ -217,6 +218,6 @@ function abortedStats(): GenerateStats {
     accepted: 0,
     draftMs: 0,
     verifyMs: 0,
-    aborted: true,
+    aborted,
   };
 }
