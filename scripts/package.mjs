@@ -44,6 +44,8 @@ run(process.execPath, [
   'package',
   '--no-dependencies', // everything the extension runs is bundled into dist/
   '--allow-missing-repository',
+  // README images are relative to the repository; keep them so rather than guess a URL.
+  '--no-rewrite-relative-links',
   '--skip-license',
   '--allow-star-activation',
   '--out',
