@@ -113,6 +113,7 @@ export class Sidecar implements vscode.Disposable {
     }
     if (
       s.draftModel &&
+      s.draftModel !== 'self' && // a lower-bit copy of the model, written by the engine
       s.speculation !== 'off' &&
       s.speculation !== 'ngram' &&
       !existsSync(s.draftModel)
