@@ -1,6 +1,7 @@
 // The `leapfrog` command line (contract in DESIGN.md). Errors are one line on stderr
 // starting `leapfrog: error:`, exit code 1 (2 for bad usage); never a stack trace.
 import { CliError, UsageError } from './args';
+import { benchCommand } from './bench';
 import { completeCommand } from './complete';
 import { generateCommand } from './generate';
 import { lspCommand } from './lsp';
@@ -16,6 +17,8 @@ commands:
   tokenize  [--model F] (--text T | --file F) [--add-special] [--parse-special] [--json]
   complete  [--model F] [--draft F] --file SRC --line L --character C [--max-tokens N] [--json]
   lsp       --stdio [--model F] [--draft F] [--threads N]
+  bench     [--quick] [--sections roofline,cpu,spec] [--models …] [--reps N] [--threads N]
+            (the same harness as npm run bench; prints tables, writes bench-results/*.json)
 
 --model defaults to the bundled model (models/leapfrog-coder.gguf).`;
 
@@ -24,6 +27,7 @@ const commands: Record<string, (argv: string[]) => Promise<void>> = {
   tokenize: tokenizeCommand,
   complete: completeCommand,
   lsp: lspCommand,
+  bench: benchCommand,
 };
 
 function fail(message: string, code: number): never {
