@@ -66,6 +66,9 @@ std::vector<uint8_t> random_row(GgmlType t, int n, std::mt19937& rng) {
     case GgmlType::Q4_0:
       for (int b = 0; b < n / 32; ++b) put_half(18 * b, 0.1f * (1 + b % 3));
       break;
+    case GgmlType::Q5_0:
+      for (int b = 0; b < n / 32; ++b) put_half(22 * b, 0.05f * (1 + b % 3));
+      break;
     case GgmlType::Q4_K:
       for (int b = 0; b < n / 256; ++b) put_half(144 * b, 0.002f), put_half(144 * b + 2, 0.001f);
       break;
@@ -81,8 +84,9 @@ std::vector<uint8_t> random_row(GgmlType t, int n, std::mt19937& rng) {
   return row;
 }
 
-const GgmlType kAllTypes[] = {GgmlType::F32,  GgmlType::F16,  GgmlType::BF16, GgmlType::Q8_0,
-                              GgmlType::Q4_0, GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K};
+const GgmlType kAllTypes[] = {GgmlType::F32,  GgmlType::F16,  GgmlType::BF16,
+                              GgmlType::Q8_0, GgmlType::Q4_0, GgmlType::Q5_0,
+                              GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K};
 
 std::string tname(GgmlType t) { return std::string(ggml_type_traits(uint32_t(t))->name); }
 

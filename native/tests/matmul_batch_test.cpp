@@ -18,8 +18,9 @@ using namespace leapfrog::cpu;
 
 namespace {
 
-const GgmlType kTypes[] = {GgmlType::F32,  GgmlType::F16,  GgmlType::BF16, GgmlType::Q8_0,
-                           GgmlType::Q4_0, GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K};
+const GgmlType kTypes[] = {GgmlType::F32,  GgmlType::F16,  GgmlType::BF16,
+                           GgmlType::Q8_0, GgmlType::Q4_0, GgmlType::Q5_0,
+                           GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K};
 
 std::string tname(GgmlType t) { return std::string(ggml_type_traits(uint32_t(t))->name); }
 
@@ -56,6 +57,9 @@ std::vector<uint8_t> random_weights(GgmlType t, int rows, int cols, std::mt19937
         break;
       case GgmlType::Q4_0:
         for (int b = 0; b < cols / 32; ++b) half(o + 18 * b, 0.1f * u(rng));
+        break;
+      case GgmlType::Q5_0:
+        for (int b = 0; b < cols / 32; ++b) half(o + 22 * b, 0.05f * u(rng));
         break;
       case GgmlType::Q4_K:
         for (int b = 0; b < cols / 256; ++b)

@@ -26,20 +26,10 @@ std::string shape_str(std::initializer_list<int64_t> dims) {
   return s + "]";
 }
 
+// Weight types the engine computes with (one list, in gguf/ggml_types.cpp).
 bool matmul_type(GgmlType t) {
-  switch (t) {
-    case GgmlType::F32:
-    case GgmlType::F16:
-    case GgmlType::BF16:
-    case GgmlType::Q8_0:
-    case GgmlType::Q4_0:
-    case GgmlType::Q4_K:
-    case GgmlType::Q5_K:
-    case GgmlType::Q6_K:
-      return true;
-    default:
-      return false;
-  }
+  const GgmlTypeTraits* traits = ggml_type_traits(static_cast<uint32_t>(t));
+  return traits && traits->supported;
 }
 
 std::string type_name(GgmlType t) {

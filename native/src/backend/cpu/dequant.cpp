@@ -1,5 +1,6 @@
 #include "backend/cpu/dequant.h"
 
+#include <cstring>
 #include <stdexcept>
 #include <string>
 
@@ -23,6 +24,21 @@ void dq_q4_0(const BlockQ4_0* b, float* y, int64_t nb) {
     for (int j = 0; j < kQK / 2; ++j) {
       y[j] = ((b[i].qs[j] & 0xF) - 8) * d;
       y[j + kQK / 2] = ((b[i].qs[j] >> 4) - 8) * d;
+    }
+  }
+}
+
+void dq_q5_0(const BlockQ5_0* b, float* y, int64_t nb) {
+  for (int64_t i = 0; i < nb; ++i, y += kQK) {
+    const float d = f16_to_f32(b[i].d);
+    uint32_t qh;
+    std::memcpy(&qh, b[i].qh, sizeof(qh));
+    for (int j = 0; j < kQK / 2; ++j) {
+      // Signed before the offset: qh is unsigned, and 5-bit values below 16 go negative.
+      const int lo = static_cast<int>((b[i].qs[j] & 0xF) | (((qh >> j) & 1) << 4)) - 16;
+      const int hi = static_cast<int>((b[i].qs[j] >> 4) | (((qh >> (j + 16)) & 1) << 4)) - 16;
+      y[j] = static_cast<float>(lo) * d;
+      y[j + kQK / 2] = static_cast<float>(hi) * d;
     }
   }
 }
@@ -108,6 +124,8 @@ void dequantize_row(GgmlType type, const void* src, float* dst, int64_t n) {
       return dq_q8_0(static_cast<const BlockQ8_0*>(src), dst, n / kQK);
     case GgmlType::Q4_0:
       return dq_q4_0(static_cast<const BlockQ4_0*>(src), dst, n / kQK);
+    case GgmlType::Q5_0:
+      return dq_q5_0(static_cast<const BlockQ5_0*>(src), dst, n / kQK);
     case GgmlType::Q4_K:
       return dq_q4_k(static_cast<const BlockQ4_K*>(src), dst, n / kQK_K);
     case GgmlType::Q5_K:

@@ -58,6 +58,7 @@ ActFormat act_format_for(GgmlType t) {
       return ActFormat::BF16;
     case GgmlType::Q8_0:
     case GgmlType::Q4_0:
+    case GgmlType::Q5_0:
       return ActFormat::Q8_0;
     case GgmlType::Q4_K:
     case GgmlType::Q5_K:
@@ -101,6 +102,8 @@ int kernel_slot(GgmlType t) {
       return 6;
     case GgmlType::Q6_K:
       return 7;
+    case GgmlType::Q5_0:
+      return 8;
     default:
       return -1;
   }

@@ -43,9 +43,9 @@ struct Kernels {
   QuantizeFn quantize[5];
   // Indexed by kernel_slot(type); null when the type is unsupported. dot(w, a) equals the
   // gemm result for that row and activation, bit for bit.
-  DotFn dot[8];
+  DotFn dot[9];
   // Indexed like dot; never null where dot is not.
-  GemmFn gemm[8];
+  GemmFn gemm[9];
   // y[0..n) += a * v[0..n), v in f16 (attention's weighted sum of values).
   void (*axpy_f16)(float a, const uint16_t* v, float* y, int64_t n);
 };

@@ -132,6 +132,30 @@ float dot_q4_0(const void* w, const void* a, int64_t n) {
   return sum;
 }
 
+// The 5-bit values of a Q5_0 block, offset to [-16, 15]: element j and element j + 16.
+inline void unpack_q5_0(const BlockQ5_0& b, int j, int& lo, int& hi) {
+  uint32_t qh;
+  std::memcpy(&qh, b.qh, sizeof(qh));
+  lo = static_cast<int>((b.qs[j] & 0xF) | (((qh >> j) & 1) << 4)) - 16;
+  hi = static_cast<int>((b.qs[j] >> 4) | (((qh >> (j + 16)) & 1) << 4)) - 16;
+}
+
+float dot_q5_0(const void* w, const void* a, int64_t n) {
+  const BlockQ5_0* x = static_cast<const BlockQ5_0*>(w);
+  const ActQ8_0* y = static_cast<const ActQ8_0*>(a);
+  float sum = 0;
+  for (int64_t b = 0; b < n / kQK; ++b) {
+    int isum = 0;
+    for (int j = 0; j < kQK / 2; ++j) {
+      int lo, hi;
+      unpack_q5_0(x[b], j, lo, hi);
+      isum += lo * y[b].qs[j] + hi * y[b].qs[j + kQK / 2];
+    }
+    sum += static_cast<float>(isum) * (f16_to_f32(x[b].d) * y[b].d);
+  }
+  return sum;
+}
+
 // Q4_K and Q5_K: per super-block, sum_q = sum_j sc_j * <q_j, a_j> and
 // sum_m = sum_j m_j * (sum of a over sub-block j); result d*da*sum_q - dmin*da*sum_m.
 float dot_q4_k(const void* w, const void* a, int64_t n) {
@@ -230,9 +254,11 @@ const Kernels& kernels_scalar() {
   static const Kernels k = {
       Isa::Scalar,
       {quant_f32, quant_f16, quant_bf16, quant_q8_0, quant_q8_k},
-      {dot_f32, dot_f16, dot_bf16, dot_q8_0, dot_q4_0, dot_q4_k, dot_q5_k, dot_q6_k},
+      {dot_f32, dot_f16, dot_bf16, dot_q8_0, dot_q4_0, dot_q4_k, dot_q5_k, dot_q6_k, dot_q5_0},
       {gemm_by_dot<dot_f32>, gemm_by_dot<dot_f16>, gemm_by_dot<dot_bf16>, gemm_by_dot<dot_q8_0>,
-       gemm_by_dot<dot_q4_0>, gemm_by_dot<dot_q4_k>, gemm_by_dot<dot_q5_k>, gemm_by_dot<dot_q6_k>},
+       gemm_by_dot<dot_q4_0>, gemm_by_dot<dot_q4_k>, gemm_by_dot<dot_q5_k>, gemm_by_dot<dot_q6_k>,
+       // Q5_0 has no AVX2 kernel yet: the AVX2 table inherits this scalar one.
+       gemm_by_dot<dot_q5_0>},
       axpy_f16,
   };
   return k;

@@ -14,6 +14,15 @@ struct BlockQ8_0 {
 };
 static_assert(sizeof(BlockQ8_0) == 34);
 
+// Q5_0: 32 weights, value = (5-bit q - 16) * d; the low 4 bits as in Q4_0 (element j low
+// nibble, element j+16 high nibble of qs[j]), the fifth bit of element j in bit j of qh.
+struct BlockQ5_0 {
+  uint16_t d;
+  uint8_t qh[4];
+  uint8_t qs[kQK / 2];
+};
+static_assert(sizeof(BlockQ5_0) == 22);
+
 struct BlockQ4_0 {
   uint16_t d;           // f16 scale; value = (nibble - 8) * d
   uint8_t qs[kQK / 2];  // element j in the low nibble of qs[j], element j+16 in the high one
