@@ -16,7 +16,7 @@
 //           llama.cpp's "use_more_bits" layers (the first and last eighth, and every third
 //           layer between). Rows that are not a multiple of 256 (hidden 896 of the 0.5B
 //           shape) cannot be K-quants: llama.cpp falls back to Q5_0 / Q8_0 there; Leapfrog
-//           has no Q5_0, so Q4_0 stands in for Q5_0 (and Q8_0 for Q6_K, as in llama.cpp).
+//           had no Q5_0 when this was written (it now has a scalar one), so Q4_0 stands in for Q5_0 (and Q8_0 for Q6_K, as in llama.cpp).
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { readGGUF, tokenizerMetadata } from '../fixtures/gguf-reader';
