@@ -1,9 +1,8 @@
 // Options shared by the commands that load a model: which files, how many threads.
 import { existsSync } from 'node:fs';
-import { resolve } from 'node:path';
 import { loadAddon } from '../native/load-addon';
 import type { NativeAddon, NativeModel } from '../native/addon';
-import { defaultDraftPath, defaultModelPath } from '../native/default-models';
+import { resolveModelPaths } from '../models/model-paths';
 import { SELF_DRAFT, selfDraftPath } from '../native/self-draft';
 import {
   CliError,
@@ -21,36 +20,33 @@ export const modelOptionSpec: Record<string, OptionSpec> = {
 };
 
 export function modelPathFrom(args: ParsedArgs): string {
-  const path = resolve(stringOption(args, 'model') ?? defaultModelPath());
-  if (!existsSync(path)) throw new CliError(`${path}: model file not found`);
-  return path;
+  const { model } = resolveModelPaths({ model: stringOption(args, 'model') });
+  if (!existsSync(model)) throw new CliError(`${model}: model file not found`);
+  return model;
 }
 
 /**
- * The draft model: --draft when given (`self`: a Q4_0 copy of the target); else the bundled
- * draft when the target is the bundled model.
+ * The draft model, chosen by the same rule as the sidecar's (engine/models/model-paths.ts):
+ * --draft when given (`self`: a Q4_0 copy of the target), else the bundled draft with the
+ * bundled target.
  */
 export async function draftPathFrom(
   args: ParsedArgs,
   modelPath: string,
 ): Promise<string | undefined> {
-  const explicit = stringOption(args, 'draft');
-  if (explicit === SELF_DRAFT) {
+  const { draft } = resolveModelPaths({
+    model: stringOption(args, 'model'),
+    draft: stringOption(args, 'draft'),
+  });
+  if (draft === SELF_DRAFT) {
     try {
       return await selfDraftPath(loadAddon(), modelPath);
     } catch (e) {
       throw new CliError((e as Error).message);
     }
   }
-  if (explicit) {
-    const path = resolve(explicit);
-    if (!existsSync(path)) throw new CliError(`${path}: draft model file not found`);
-    return path;
-  }
-  if (modelPath === resolve(defaultModelPath()) && existsSync(defaultDraftPath())) {
-    return defaultDraftPath();
-  }
-  return undefined;
+  if (draft && !existsSync(draft)) throw new CliError(`${draft}: draft model file not found`);
+  return draft ?? undefined;
 }
 
 export function threadsFrom(args: ParsedArgs, addon: NativeAddon): number {

@@ -100,6 +100,15 @@ describe('speculative decoding', function () {
       assert.ok(drafted > 0, 'nothing was drafted');
       assert.ok(accepted > 0, 'no draft token was accepted');
       assert.ok(passes < generated, `no pass saved (${passes} passes for ${generated} tokens)`);
+      if (c.tree && !c.adaptive) {
+        // Trees must really branch: the same drafts as chains would draft fewer nodes.
+        let chainDrafted = 0;
+        for (const prompt of promptIds) {
+          const params = { ...greedyParams, spec: c.spec, budget: c.budget, adaptiveBudget: false };
+          chainDrafted += (await generate(spec, prompt, params)).stats.drafted;
+        }
+        assert.ok(drafted > chainDrafted, `tree drafted ${drafted}, chain ${chainDrafted}`);
+      }
       plain.free();
       spec.free();
     });

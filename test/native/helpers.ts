@@ -15,11 +15,7 @@ export function fixtureMatrix(): { arch: Arch; type: TypeName }[] {
   return out;
 }
 
-/** Prints why, then skips (mocha's skip alone says nothing). */
-export function skipBecause(ctx: Mocha.Context, why: string): never {
-  console.log(`      SKIP: ${why}`);
-  ctx.skip();
-}
+export { skipBecause } from '../support/paths';
 
 /** Max |Δ| between two logit vectors, the reference's standard deviation, and both argmaxes. */
 export function logitDiff(

@@ -1,20 +1,21 @@
 // Where tests find the repository, the CLI and the shared reference data.
 import { existsSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
+import { repoRoot, sharedDataDir } from '../fixtures/shared-data';
 
-export const repoRoot = resolve(__dirname, '..', '..');
+export { repoRoot };
 export const cliPath = join(repoRoot, 'bin', 'leapfrog.js');
 export const addonBuilt = existsSync(join(repoRoot, 'native', 'build', 'leapfrog_native.node'));
 export const cliBuilt = existsSync(join(repoRoot, 'dist', 'cli.js')) && addonBuilt;
 
 /** ../shared/data (or $LEAPFROG_SHARED_DATA), or undefined when absent. */
 export function sharedData(): string | undefined {
-  const dir = process.env.LEAPFROG_SHARED_DATA ?? resolve(repoRoot, '..', 'shared', 'data');
+  const dir = sharedDataDir();
   return existsSync(join(dir, 'models')) ? dir : undefined;
 }
 
-/** Skips the current test (or hook) with a reason that the spec reporter shows. */
+/** Prints why, then skips the current test or hook (mocha's skip alone says nothing). */
 export function skipBecause(ctx: Mocha.Context, why: string): never {
-  console.log(`      skipped: ${why}`);
+  console.log(`      SKIP: ${why}`);
   ctx.skip();
 }

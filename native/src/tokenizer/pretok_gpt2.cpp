@@ -41,17 +41,7 @@ void split_gpt2(std::span<const uint32_t> cpts, const Segments& in, Segments& ou
       }
       size_t n_ws = 0;
       while (seg.flags(pos + n_ws) & kWhitespace) ++n_ws;
-      if (n_ws > 1 && pos + n_ws < seg.end()) {  // \s+(?!\S): leave one for the next word
-        pos += n_ws - 1;
-        seg.cut(pos);
-        continue;
-      }
-      if (n_ws > 0) {
-        pos += n_ws;
-        seg.cut(pos);
-        continue;
-      }
-      seg.cut(++pos);
+      pos = seg.cut_whitespace_tail(pos, n_ws);
     }
   }
 }

@@ -64,17 +64,7 @@ void split_llama3_style(std::span<const uint32_t> cpts, const Segments& in, Segm
         seg.cut(pos);
         continue;
       }
-      if (n_ws > 1 && pos + n_ws < seg.end()) {  // \s+(?!\S)
-        pos += n_ws - 1;
-        seg.cut(pos);
-        continue;
-      }
-      if (n_ws > 0) {
-        pos += n_ws;
-        seg.cut(pos);
-        continue;
-      }
-      seg.cut(++pos);
+      pos = seg.cut_whitespace_tail(pos, n_ws);
     }
   }
 }

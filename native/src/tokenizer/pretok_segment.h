@@ -29,8 +29,21 @@ class SegmentCutter {
     prev_end_ = pos;
     return len;
   }
+  // The regexes' last alternatives, `\s+(?!\S)|\s+|.`, at pos, where a run of n_ws
+  // whitespace code points starts (n_ws may be 0): a run followed by more text leaves its
+  // last space to the next word. Cuts and returns the position after the piece.
+  size_t cut_whitespace_tail(size_t pos, size_t n_ws) {
+    if (n_ws > 1 && pos + n_ws < end_) return cut_at(pos + n_ws - 1);
+    if (n_ws > 0) return cut_at(pos + n_ws);
+    return cut_at(pos + 1);
+  }
 
  private:
+  size_t cut_at(size_t pos) {
+    cut(pos);
+    return pos;
+  }
+
   std::span<const uint32_t> cpts_;
   size_t begin_, end_, prev_end_;
   std::vector<uint32_t>& out_;
