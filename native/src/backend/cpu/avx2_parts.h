@@ -1,0 +1,10 @@
+// The AVX2 kernel table is assembled from several files, one per family of weight types;
+// each fills its slots of the table.
+#pragma once
+#include "backend/cpu/kernels.h"
+
+namespace leapfrog::cpu::avx2 {
+
+void install_kquant(Kernels& t);  // Q4_K, Q5_K, Q6_K (kquant_avx2.cpp)
+
+}  // namespace leapfrog::cpu::avx2

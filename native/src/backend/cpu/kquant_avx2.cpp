@@ -1,0 +1,248 @@
+// AVX2 products of K-quant weights (Q4_K, Q5_K, Q6_K) with Q8_K activations.
+//
+// A super-block (256 weights) is eight 32-value vectors of unsigned quants, each with an
+// int16 scale vector; the integer sum of a (row, activation) pair over the super-block is
+// sum_k madd(maddubs(q_k, a_k), sc_k), then one float step adds the super-block to the
+// pair's accumulator. Two loops share these pieces:
+// - decoding (one activation row): each 64-weight pair of vectors is unpacked and used at
+//   once, so nothing is kept but the running sums (unpacking the whole super-block first
+//   spills registers, and decode is then compute-bound instead of memory-bound);
+// - batches: a row's super-block is unpacked once into registers and memory (KBlock) and
+//   multiplied with the same super-block of every activation row.
+// Both give every pair the same integer lanes and the same float steps, so a batched result
+// equals the one-row result bit for bit.
+#include <algorithm>
+#include <cstring>
+
+#include "backend/cpu/avx2_common.h"
+#include "backend/cpu/avx2_parts.h"
+#include "backend/cpu/quant_blocks.h"
+
+namespace leapfrog::cpu::avx2 {
+
+namespace {
+
+enum class KType { Q4, Q5, Q6 };
+
+// What a super-block contributes besides its quants: sub-block scales, mins (Q4/Q5) or the
+// 16 scales for the -32 offset (Q6), and the f16 super-block scales.
+struct KHeader {
+  __m256i sc16;     // Q4/Q5: the 8 scales as int16, in both 128-bit lanes
+  __m256i m16;      // Q4/Q5: the 8 mins, each twice (pairs with bsums); Q6: the 16 scales
+  __m128i sc8;      // Q6: the 16 int8 scales
+  __m256 dw, dmin;  // dmin unused by Q6
+};
+
+template <KType T>
+inline KHeader load_header(const uint8_t* row, int64_t b) {
+  KHeader h;
+  if constexpr (T == KType::Q6) {
+    const BlockQ6_K* x = reinterpret_cast<const BlockQ6_K*>(row) + b;
+    h.sc8 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(x->scales));
+    h.m16 = _mm256_cvtepi8_epi16(h.sc8);
+    h.dw = _mm256_set1_ps(h2f(x->d));
+  } else {
+    const uint8_t* scales;
+    uint16_t d, dmin;
+    if constexpr (T == KType::Q5) {
+      const BlockQ5_K* x = reinterpret_cast<const BlockQ5_K*>(row) + b;
+      scales = x->scales, d = x->d, dmin = x->dmin;
+    } else {
+      const BlockQ4_K* x = reinterpret_cast<const BlockQ4_K*>(row) + b;
+      scales = x->scales, d = x->d, dmin = x->dmin;
+    }
+    // The 8 six-bit scales and mins, unpacked with word operations (see scale_min_k4).
+    uint32_t u[3];
+    std::memcpy(u, scales, 12);
+    const uint32_t sc_lo = u[0] & 0x3f3f3f3f, m_lo = u[1] & 0x3f3f3f3f;
+    const uint32_t sc_hi = (u[2] & 0x0f0f0f0f) | ((u[0] >> 2) & 0x30303030);
+    const uint32_t m_hi = ((u[2] >> 4) & 0x0f0f0f0f) | ((u[1] >> 2) & 0x30303030);
+    const __m128i sm = _mm_setr_epi32(sc_lo, sc_hi, m_lo, m_hi);  // bytes: 8 scales, 8 mins
+    h.sc16 = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(sm));
+    h.m16 = _mm256_cvtepu8_epi16(_mm_shuffle_epi8(
+        sm, _mm_setr_epi8(8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13, 14, 14, 15, 15)));
+    h.dw = _mm256_set1_ps(h2f(d));
+    h.dmin = _mm256_set1_ps(h2f(dmin));
+  }
+  return h;
+}
+
+// The int16 scale vector of quant vector k (0..7).
+template <KType T>
+inline __m256i scale_vec(const KHeader& h, int k) {
+  if constexpr (T == KType::Q6) {
+    // Low 128-bit lane: 16 weights with scale 2k; high lane: scale 2k + 1.
+    const __m128i pick =
+        _mm_set_epi64x(0x0101010101010101LL * (2 * k + 1), 0x0101010101010101LL * (2 * k));
+    return _mm256_cvtepi8_epi16(_mm_shuffle_epi8(h.sc8, pick));
+  } else {
+    return _mm256_shuffle_epi8(h.sc16,
+                               _mm256_set1_epi16(static_cast<int16_t>(0x0100 + 0x0202 * k)));
+  }
+}
+
+// Quant vectors 2p and 2p + 1 (p = 0..3) of super-block b, as unsigned bytes.
+template <KType T>
+inline void load_quant_pair(const uint8_t* row, int64_t b, int p, __m256i& q0, __m256i& q1) {
+  const __m256i m4 = _mm256_set1_epi8(0xF);
+  if constexpr (T == KType::Q6) {
+    // Vectors 4h..4h+3 of half h come from ql[64h..64h+64) (low nibbles, then high) and
+    // two bits each of qh[32h..32h+32).
+    const BlockQ6_K* x = reinterpret_cast<const BlockQ6_K*>(row) + b;
+    const int half = p / 2, shift = 4 * (p % 2);
+    const __m256i m2 = _mm256_set1_epi8(3);
+    const __m256i l0 = load256(x->ql + 64 * half), l1 = load256(x->ql + 64 * half + 32);
+    const __m256i h = load256(x->qh + 32 * half);
+    const __m128i s0 = _mm_cvtsi32_si128(shift), s1 = _mm_cvtsi32_si128(shift + 2);
+    q0 = _mm256_or_si256(_mm256_and_si256(_mm256_srl_epi16(l0, s0), m4),
+                         _mm256_slli_epi16(_mm256_and_si256(_mm256_srl_epi16(h, s0), m2), 4));
+    q1 = _mm256_or_si256(_mm256_and_si256(_mm256_srl_epi16(l1, s0), m4),
+                         _mm256_slli_epi16(_mm256_and_si256(_mm256_srl_epi16(h, s1), m2), 4));
+  } else {
+    const uint8_t* q;
+    if constexpr (T == KType::Q5) {
+      q = (reinterpret_cast<const BlockQ5_K*>(row) + b)->qs;
+    } else {
+      q = (reinterpret_cast<const BlockQ4_K*>(row) + b)->qs;
+    }
+    const __m256i raw = load256(q + 32 * p);
+    q0 = _mm256_and_si256(raw, m4);
+    q1 = _mm256_and_si256(_mm256_srli_epi16(raw, 4), m4);
+    if constexpr (T == KType::Q5) {
+      // Fifth bits: bit 2p of qh[l] for vector 2p, bit 2p + 1 for vector 2p + 1.
+      const __m256i hbits = load256((reinterpret_cast<const BlockQ5_K*>(row) + b)->qh);
+      const __m256i b0 = _mm256_set1_epi8(static_cast<char>(1u << (2 * p)));
+      const __m256i b1 = _mm256_set1_epi8(static_cast<char>(2u << (2 * p)));
+      const __m256i sixteen = _mm256_set1_epi8(16);
+      q0 = _mm256_or_si256(
+          q0, _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(hbits, b0), b0), sixteen));
+      q1 = _mm256_or_si256(
+          q1, _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(hbits, b1), b1), sixteen));
+    }
+  }
+}
+
+inline __m256i scaled_dot(__m256i q, const int8_t* a, __m256i sc) {
+  return _mm256_madd_epi16(_mm256_maddubs_epi16(q, load256(a)), sc);
+}
+
+// Adds one super-block's integer sum `acc` (lanes as produced above) of a pair to the
+// pair's float accumulator.
+template <KType T>
+inline __m256 finish_block(__m256i acc, const KHeader& h, const ActQ8_K* ya, __m256 facc) {
+  const __m256i bs = load256(ya->bsums);
+  const __m256 da = _mm256_broadcast_ss(&ya->d);
+  if constexpr (T == KType::Q6) {
+    // The -32 of every weight, through the activation sums.
+    acc = _mm256_sub_epi32(acc, _mm256_slli_epi32(_mm256_madd_epi16(h.m16, bs), 5));
+    return _mm256_fmadd_ps(_mm256_cvtepi32_ps(acc), _mm256_mul_ps(h.dw, da), facc);
+  } else {
+    const __m256 mins = _mm256_cvtepi32_ps(_mm256_madd_epi16(h.m16, bs));
+    const __m256 t = _mm256_fnmadd_ps(mins, h.dmin, _mm256_mul_ps(_mm256_cvtepi32_ps(acc), h.dw));
+    return _mm256_fmadd_ps(t, da, facc);
+  }
+}
+
+// One super-block of one row with one activation row, added to facc.
+template <KType T>
+inline __m256 gemv_block(const uint8_t* row, int64_t b, const ActQ8_K* ya, __m256 facc) {
+  const KHeader h = load_header<T>(row, b);
+  __m256i acc = _mm256_setzero_si256();
+#pragma GCC unroll 4
+  for (int p = 0; p < 4; ++p) {
+    __m256i q0, q1;
+    load_quant_pair<T>(row, b, p, q0, q1);
+    acc = _mm256_add_epi32(acc, scaled_dot(q0, ya->qs + 64 * p, scale_vec<T>(h, 2 * p)));
+    acc = _mm256_add_epi32(acc, scaled_dot(q1, ya->qs + 64 * p + 32, scale_vec<T>(h, 2 * p + 1)));
+  }
+  return finish_block<T>(acc, h, ya, facc);
+}
+
+// One activation row: rows [0, rows) of w times a. (Two rows side by side measured slower:
+// the second chain's unpacked vectors spill.)
+template <KType T>
+void kquant_gemv(const uint8_t* w, size_t ws, int64_t rows, const uint8_t* a, float* y,
+                 int64_t nb) {
+  const ActQ8_K* act = reinterpret_cast<const ActQ8_K*>(a);
+  for (int64_t r = 0; r < rows; ++r) {
+    __m256 f = _mm256_setzero_ps();
+    for (int64_t b = 0; b < nb; ++b) f = gemv_block<T>(w + r * ws, b, act + b, f);
+    y[r] = hsum(f);
+  }
+}
+
+// A super-block unpacked for reuse across activation rows.
+struct KBlock {
+  __m256i q[8];
+  __m256i sc[8];
+  KHeader h;
+};
+
+template <KType T>
+inline void unpack_block(const uint8_t* row, int64_t b, KBlock& kb) {
+  kb.h = load_header<T>(row, b);
+#pragma GCC unroll 4
+  for (int p = 0; p < 4; ++p) {
+    load_quant_pair<T>(row, b, p, kb.q[2 * p], kb.q[2 * p + 1]);
+    kb.sc[2 * p] = scale_vec<T>(kb.h, 2 * p);
+    kb.sc[2 * p + 1] = scale_vec<T>(kb.h, 2 * p + 1);
+  }
+}
+
+// Rows [0, rows) x activation rows [0, nc), nc <= 32.
+template <KType T>
+void kquant_rows(const uint8_t* w, size_t ws, int64_t rows, const uint8_t* a, size_t as, int nc,
+                 float* y, size_t ldy, int64_t nb) {
+  __m256 facc[32];
+  KBlock kb;
+  for (int64_t r = 0; r < rows; ++r) {
+    const uint8_t* row = w + r * ws;
+    for (int c = 0; c < nc; ++c) facc[c] = _mm256_setzero_ps();
+    for (int64_t b = 0; b < nb; ++b) {
+      unpack_block<T>(row, b, kb);
+      for (int c = 0; c < nc; ++c) {
+        const ActQ8_K* ya = reinterpret_cast<const ActQ8_K*>(a + c * as) + b;
+        __m256i acc = _mm256_setzero_si256();
+        for (int k = 0; k < 8; ++k) {
+          acc = _mm256_add_epi32(acc, scaled_dot(kb.q[k], ya->qs + 32 * k, kb.sc[k]));
+        }
+        facc[c] = finish_block<T>(acc, kb.h, ya, facc[c]);
+      }
+    }
+    for (int c = 0; c < nc; ++c) y[c * ldy + r] = hsum(facc[c]);
+  }
+}
+
+template <KType T>
+void gemm_kquant(const uint8_t* w, size_t ws, int64_t rows, const uint8_t* a, size_t as, int n,
+                 float* y, size_t ldy, int64_t cols) {
+  const int64_t nb = cols / kQK_K;
+  if (n == 1) return kquant_gemv<T>(w, ws, rows, a, y, nb);
+  // Activation rows in groups of up to 32 (their blocks stay in L2 while a weight row is
+  // swept over them).
+  for (int i0 = 0; i0 < n; i0 += 32) {
+    const int nc = std::min(32, n - i0);
+    kquant_rows<T>(w, ws, rows, a + i0 * as, as, nc, y + i0 * ldy, ldy, nb);
+  }
+}
+
+template <KType T>
+float dot_kquant(const void* w, const void* a, int64_t n) {
+  float out;
+  kquant_gemv<T>(static_cast<const uint8_t*>(w), 0, 1, static_cast<const uint8_t*>(a), &out,
+                 n / kQK_K);
+  return out;
+}
+
+}  // namespace
+
+void install_kquant(Kernels& t) {
+  t.dot[kernel_slot(GgmlType::Q4_K)] = dot_kquant<KType::Q4>;
+  t.dot[kernel_slot(GgmlType::Q5_K)] = dot_kquant<KType::Q5>;
+  t.dot[kernel_slot(GgmlType::Q6_K)] = dot_kquant<KType::Q6>;
+  t.gemm[kernel_slot(GgmlType::Q4_K)] = gemm_kquant<KType::Q4>;
+  t.gemm[kernel_slot(GgmlType::Q5_K)] = gemm_kquant<KType::Q5>;
+  t.gemm[kernel_slot(GgmlType::Q6_K)] = gemm_kquant<KType::Q6>;
+}
+
+}  // namespace leapfrog::cpu::avx2
