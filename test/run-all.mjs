@@ -1,6 +1,7 @@
 // Runs every test suite and ends on one summary line: "N passed, N failed, N skipped".
-// Suites: the C++ tests (native/build/*_test), the mocha suites (unit, native, protocol,
-// e2e), and the training recipe's dry run. Exit code 1 when anything failed.
+// Suites: the C++ tests (native/build/*_test), the same tests cross-compiled for arm64 under
+// qemu (arm64), the mocha suites (unit, native, protocol, e2e), and the training recipe's
+// dry run. Exit code 1 when anything failed.
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -56,6 +57,31 @@ function nativeSuites() {
   }
 }
 
+function onPath(cmd) {
+  return (process.env.PATH ?? '').split(':').some((d) => d && existsSync(join(d, cmd)));
+}
+
+// The arm64 kernels: cross-compiled and run under qemu-aarch64 once per instruction-set level
+// (scripts/test-arm64.sh), each level reported like a native test binary.
+function arm64Suite() {
+  const missing = ['aarch64-linux-gnu-g++', 'qemu-aarch64'].filter((t) => !onPath(t));
+  if (missing.length > 0) {
+    console.log(
+      `[arm64] SKIP: ${missing.join(' and ')} not found (apt-get install g++-aarch64-linux-gnu qemu-user)`,
+    );
+    report('arm64', { passed: 0, failed: 0, skipped: 1 }, true);
+    return;
+  }
+  const { out, ok } = run('bash', [join(root, 'scripts/test-arm64.sh')]);
+  const levels = [...out.matchAll(/^## arm64 (\S+): passed (\d+) failed (\d+) skipped (\d+)$/gm)];
+  for (const m of levels) {
+    report(`arm64:${m[1]}`, { passed: +m[2], failed: +m[3], skipped: +m[4] }, true);
+  }
+  if (!ok && !levels.some((m) => +m[3] > 0)) {
+    report('arm64', { passed: 0, failed: 0, skipped: 0 }, false); // build or script failure
+  }
+}
+
 function mochaSuite(name, glob, extra = []) {
   const files = glob.filter((g) => existsSync(join(root, g.split('/**')[0])));
   if (files.length === 0) return;
@@ -92,6 +118,7 @@ function pythonSuite() {
 }
 
 if (wanted('native')) nativeSuites();
+if (wanted('arm64')) arm64Suite();
 if (wanted('unit')) mochaSuite('unit', ['test/unit/**/*.test.ts']);
 if (wanted('cli')) mochaSuite('cli', ['test/cli/**/*.test.ts']);
 if (wanted('differential')) mochaSuite('differential', ['test/native/**/*.test.ts']);

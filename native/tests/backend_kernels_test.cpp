@@ -1,4 +1,4 @@
-// CPU kernels: dequantization of hand-built blocks, scalar vs AVX2 agreement, matmul against
+// CPU kernels: dequantization of hand-built blocks, scalar vs SIMD agreement, matmul against
 // a naive reference, RoPE / attention / norms against naive references.
 #include <cmath>
 #include <cstring>
@@ -220,53 +220,143 @@ TEST(dequantize_q6_k_known_block) {
   }
 }
 
-TEST(activation_quantizers_scalar_and_avx2_identical) {
-  const Kernels* avx = kernels_avx2();
-  if (!avx || detect_isa() == Isa::Scalar) SKIP("no AVX2 on this CPU (or forced scalar)");
+// Every faster path this CPU runs (AVX2 on x86-64, NEON with and without the dot-product
+// extension on arm64) against the scalar definitions.
+namespace {
+std::vector<Isa> simd_isas() {
+  std::vector<Isa> v = runnable_isas();
+  v.erase(v.begin());  // Scalar, always first
+  if (v.empty()) SKIP("only the scalar path runs here (or LEAPFROG_CPU_ISA=scalar)");
+  return v;
+}
+}  // namespace
+
+TEST(activation_quantizers_identical_to_scalar_on_every_isa) {
   std::mt19937 rng(7);
   std::normal_distribution<float> nd(0, 3);
-  std::vector<float> x(1024);
+  std::vector<float> x(1024 + 7);
   for (auto& v : x) v = nd(rng);
-  for (int f = 0; f < 5; ++f) {
-    const size_t bytes = act_row_bytes(ActFormat(f), 1024);
-    std::vector<uint8_t> a(bytes), b(bytes);
-    kernels_scalar().quantize[f](x.data(), a.data(), 1024);
-    avx->quantize[f](x.data(), b.data(), 1024);
+  x[100] = 0, x[101] = -0.0f, x[102] = 1e-6f, x[103] = 7e-8f, x[104] = 65519.0f;  // f16 edges
+  for (Isa isa : simd_isas()) {
+    const Kernels& k = kernels(isa);
+    for (int f = 0; f < 5; ++f) {
+      // f16/bf16 also over a tail that is not a multiple of any vector width.
+      const int n = f == int(ActFormat::F16) || f == int(ActFormat::BF16) ? 1024 + 7 : 1024;
+      const size_t bytes = act_row_bytes(ActFormat(f), n);
+      std::vector<uint8_t> a(bytes), b(bytes);
+      kernels_scalar().quantize[f](x.data(), a.data(), n);
+      k.quantize[f](x.data(), b.data(), n);
+      if (a != b) {
+        throw lftest::FailTest{std::string(isa_name(isa)) + ": quantizer " + std::to_string(f) +
+                               " differs from scalar"};
+      }
+    }
+    // A Q8_K block whose largest magnitude is negative and appears twice with both signs.
+    std::vector<float> z(256, 0.25f);
+    z[3] = -2.0f, z[9] = 2.0f;
+    std::vector<uint8_t> a(act_row_bytes(ActFormat::Q8_K, 256)), b(a.size());
+    kernels_scalar().quantize[int(ActFormat::Q8_K)](z.data(), a.data(), 256);
+    k.quantize[int(ActFormat::Q8_K)](z.data(), b.data(), 256);
     CHECK(a == b);
   }
 }
 
-TEST(dot_kernels_scalar_and_avx2_agree) {
-  const Kernels* avx = kernels_avx2();
-  if (!avx || detect_isa() == Isa::Scalar) SKIP("no AVX2 on this CPU (or forced scalar)");
+TEST(dot_kernels_agree_with_scalar_on_every_isa) {
   const Kernels& sc = kernels_scalar();
-  std::mt19937 rng(11);
-  std::normal_distribution<float> nd(0, 1);
-  const int n = 1024;
-  std::vector<float> x(n);
-  for (auto& v : x) v = nd(rng);
-  for (GgmlType t : kAllTypes) {
-    const int slot = kernel_slot(t);
-    const ActFormat f = act_format_for(t);
-    std::vector<uint8_t> act(act_row_bytes(f, n));
-    sc.quantize[int(f)](x.data(), act.data(), n);
-    for (int trial = 0; trial < 20; ++trial) {
-      auto w = random_row(t, n, rng);
-      const float a = sc.dot[slot](w.data(), act.data(), n);
-      const float b = avx->dot[slot](w.data(), act.data(), n);
-      if (std::fabs(a - b) > 1e-4f * (1 + std::fabs(a))) {
-        throw lftest::FailTest{tname(t) + ": scalar " + std::to_string(a) + " vs avx2 " +
-                               std::to_string(b)};
+  for (Isa isa : simd_isas()) {
+    const Kernels& k = kernels(isa);
+    std::mt19937 rng(11);
+    std::normal_distribution<float> nd(0, 1);
+    const int n = 1024;
+    std::vector<float> x(n);
+    for (auto& v : x) v = nd(rng);
+    for (GgmlType t : kAllTypes) {
+      const int slot = kernel_slot(t);
+      const ActFormat f = act_format_for(t);
+      std::vector<uint8_t> act(act_row_bytes(f, n));
+      sc.quantize[int(f)](x.data(), act.data(), n);
+      for (int trial = 0; trial < 20; ++trial) {
+        auto w = random_row(t, n, rng);
+        const float a = sc.dot[slot](w.data(), act.data(), n);
+        const float b = k.dot[slot](w.data(), act.data(), n);
+        if (std::fabs(a - b) > 1e-4f * (1 + std::fabs(a))) {
+          throw lftest::FailTest{tname(t) + ": scalar " + std::to_string(a) + " vs " +
+                                 isa_name(isa) + " " + std::to_string(b)};
+        }
+      }
+    }
+    // axpy_f16
+    std::vector<uint16_t> v(37);
+    for (auto& h : v) h = f32_to_f16(nd(rng));
+    std::vector<float> y1(37, 1.0f), y2(37, 1.0f);
+    sc.axpy_f16(0.3f, v.data(), y1.data(), 37);
+    k.axpy_f16(0.3f, v.data(), y2.data(), 37);
+    for (int i = 0; i < 37; ++i) CHECK(std::fabs(y1[i] - y2[i]) < 1e-6f);
+  }
+}
+
+// Integer sums equal the scalar kernels' exactly: with every scale 1 and small activation
+// quants, each float in either chain is an integer below 2^24, so a SIMD result must equal
+// the scalar one bit for bit whatever its order of float additions.
+TEST(integer_sums_equal_scalar_on_every_isa) {
+  const Kernels& sc = kernels_scalar();
+  for (Isa isa : simd_isas()) {
+    const Kernels& k = kernels(isa);
+    std::mt19937 rng(17);
+    std::uniform_int_distribution<int> small(-20, 20);
+    const int n = 768;
+    for (GgmlType t : kAllTypes) {
+      const ActFormat f = act_format_for(t);
+      if (f != ActFormat::Q8_0 && f != ActFormat::Q8_K) continue;
+      std::vector<uint8_t> act(act_row_bytes(f, n));
+      if (f == ActFormat::Q8_0) {
+        ActQ8_0* y = reinterpret_cast<ActQ8_0*>(act.data());
+        for (int b = 0; b < n / kQK; ++b) {
+          y[b].d = 1;
+          for (auto& v : y[b].qs) v = int8_t(small(rng));
+        }
+      } else {
+        ActQ8_K* y = reinterpret_cast<ActQ8_K*>(act.data());
+        for (int b = 0; b < n / kQK_K; ++b) {
+          y[b].d = 1;
+          for (auto& v : y[b].qs) v = int8_t(small(rng));
+          for (int g = 0; g < kQK_K / 16; ++g) {
+            int s = 0;
+            for (int j = 0; j < 16; ++j) s += y[b].qs[16 * g + j];
+            y[b].bsums[g] = int16_t(s);
+          }
+        }
+      }
+      // Where random_row puts each block's f16 scales (and Q4_K/Q5_K mins).
+      const int blk =
+          t == GgmlType::Q4_K || t == GgmlType::Q5_K || t == GgmlType::Q6_K ? kQK_K : kQK;
+      const size_t bb = ggml_row_bytes(t, blk);
+      const size_t off = t == GgmlType::Q6_K ? 208 : 0;
+      const bool has_min = t == GgmlType::Q4_K || t == GgmlType::Q5_K;
+      for (int trial = 0; trial < 10; ++trial) {
+        auto w = random_row(t, n, rng);
+        for (int b = 0; b < n / blk; ++b) {
+          std::memcpy(w.data() + b * bb + off, &kHalfOne, 2);
+          if (has_min) std::memcpy(w.data() + b * bb + 2, &kHalfOne, 2);
+        }
+        const float a = sc.dot[kernel_slot(t)](w.data(), act.data(), n);
+        const float b = k.dot[kernel_slot(t)](w.data(), act.data(), n);
+        if (a != b) {
+          throw lftest::FailTest{tname(t) + ": scalar " + std::to_string(a) + " vs " +
+                                 isa_name(isa) + " " + std::to_string(b)};
+        }
       }
     }
   }
-  // axpy_f16
-  std::vector<uint16_t> v(37);
-  for (auto& h : v) h = f32_to_f16(nd(rng));
-  std::vector<float> y1(37, 1.0f), y2(37, 1.0f);
-  sc.axpy_f16(0.3f, v.data(), y1.data(), 37);
-  avx->axpy_f16(0.3f, v.data(), y2.data(), 37);
-  for (int i = 0; i < 37; ++i) CHECK(std::fabs(y1[i] - y2[i]) < 1e-6f);
+}
+
+// The loops over runnable_isas() cover the AVX-512 table only on a CPU with AVX-512 VNNI:
+// say so where it is not.
+TEST(avx512_kernels_exercised_here) {
+  if (detect_isa() < Isa::Avx512) {
+    SKIP("no AVX-512 VNNI on this CPU (or LEAPFROG_CPU_ISA lowered it): AVX-512 kernels not run");
+  }
+  CHECK(kernels(Isa::Avx512).isa == Isa::Avx512);
 }
 
 // Every type through CpuBackend::matmul (each instruction set, 1 and 2 threads, batch sizes
@@ -277,8 +367,7 @@ TEST(matmul_matches_naive_reference_all_types_isas_batches) {
   std::mt19937 rng(3);
   std::normal_distribution<float> nd(0, 1);
   const int rows = 37, cols = 512;
-  for (Isa isa : {Isa::Scalar, Isa::Avx2}) {
-    if (isa > detect_isa()) continue;
+  for (Isa isa : runnable_isas()) {
     for (int threads : {1, 2}) {
       CpuBackendOptions o;
       o.isa = isa;
@@ -373,8 +462,7 @@ TEST(attention_matches_naive_causal_and_masked) {
   std::mt19937 rng(9);
   std::normal_distribution<float> nd(0, 1);
   const int heads = 4, kv_heads = 2, hd = 8, ctx = 20, kv_len = 12, n = 3;
-  for (Isa isa : {Isa::Scalar, Isa::Avx2}) {
-    if (isa > detect_isa()) continue;
+  for (Isa isa : runnable_isas()) {
     CpuBackendOptions o;
     o.isa = isa;
     CpuBackend be(o);
@@ -429,6 +517,16 @@ TEST(attention_matches_naive_causal_and_masked) {
   }
 }
 
+// scripts/test-arm64.sh runs this binary on emulated CPUs with and without the dot-product
+// extension and names, in LEAPFROG_EXPECT_ISA, the level each must detect.
+TEST(detected_isa_is_the_best_runnable_and_as_expected) {
+  const Isa best = detect_isa();
+  CHECK(runnable_isas().back() == best);
+  if (const char* want = std::getenv("LEAPFROG_EXPECT_ISA")) {
+    CHECK_EQ(std::string(isa_name(best)), std::string(want));
+  }
+}
+
 TEST(isa_env_override_only_lowers) {
   const char* prev = std::getenv("LEAPFROG_CPU_ISA");
   const std::string saved = prev ? prev : "";
@@ -436,8 +534,17 @@ TEST(isa_env_override_only_lowers) {
   const Isa best = detect_isa();
   setenv("LEAPFROG_CPU_ISA", "scalar", 1);
   CHECK(detect_isa() == Isa::Scalar);
-  setenv("LEAPFROG_CPU_ISA", "avx512", 1);
-  CHECK(detect_isa() <= best);
+  for (const char* name : {"avx2", "avx512", "neon", "neondot", "bogus"}) {
+    setenv("LEAPFROG_CPU_ISA", name, 1);
+    CHECK(detect_isa() <= best);
+  }
+  // Each level this CPU runs can be forced by its name (what the arm64 suite does).
+  unsetenv("LEAPFROG_CPU_ISA");
+  for (Isa isa : runnable_isas()) {
+    setenv("LEAPFROG_CPU_ISA", isa_name(isa), 1);
+    CHECK(detect_isa() == isa);
+    CHECK(kernels(isa).isa == isa);
+  }
   unsetenv("LEAPFROG_CPU_ISA");
   CHECK(detect_isa() == best);
   if (prev) setenv("LEAPFROG_CPU_ISA", saved.c_str(), 1);

@@ -3,6 +3,7 @@
 // by exact match against what one-token decoding would have produced. Checked for every
 // weight type, every instruction set this CPU runs, 1..3 threads, batch sizes that hit
 // every tile shape and remainder, and for matmul_multi against separate matmul calls.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -79,21 +80,13 @@ std::vector<uint8_t> random_weights(GgmlType t, int rows, int cols, std::mt19937
   return w;
 }
 
-std::vector<Isa> isas() {
-  std::vector<Isa> v;
-  for (Isa i : {Isa::Scalar, Isa::Avx2, Isa::Avx512}) {
-    if (i <= detect_isa()) v.push_back(i);
-  }
-  return v;
-}
-
 }  // namespace
 
 TEST(batched_rows_bit_identical_to_single_rows) {
   std::mt19937 rng(5);
   std::normal_distribution<float> nd(0, 1);
   const int rows = 43, cols = 768;  // rows not a multiple of any tile
-  for (Isa isa : isas()) {
+  for (Isa isa : runnable_isas()) {
     for (int threads : {1, 3}) {
       CpuBackendOptions o;
       o.isa = isa;
@@ -124,7 +117,7 @@ TEST(dot_equals_gemm_bit_for_bit) {
   std::mt19937 rng(9);
   std::normal_distribution<float> nd(0, 1);
   const int cols = 512;
-  for (Isa isa : isas()) {
+  for (Isa isa : runnable_isas()) {
     const Kernels& k = kernels(isa);
     for (GgmlType t : kTypes) {
       const int slot = kernel_slot(t);
@@ -151,7 +144,7 @@ TEST(matmul_multi_equals_separate_matmuls) {
   std::mt19937 rng(13);
   std::normal_distribution<float> nd(0, 1);
   const int cols = 512;
-  for (Isa isa : isas()) {
+  for (Isa isa : runnable_isas()) {
     CpuBackendOptions o;
     o.isa = isa;
     o.threads = 2;
@@ -189,6 +182,67 @@ TEST(matmul_multi_equals_separate_matmuls) {
       }
     }
   }
+}
+
+// Weights the backend rearranges for its kernels (Backend::pack_weight) give the same
+// products as the file's layout up to float rounding order, and batched rows stay
+// bit-identical to one-row products.
+TEST(packed_weights_match_file_layout_and_batches) {
+  std::mt19937 rng(17);
+  std::normal_distribution<float> nd(0, 1);
+  const int rows = 48, cols = 768;
+  int packed_types = 0;
+  for (Isa isa : runnable_isas()) {
+    for (int threads : {1, 3}) {
+      CpuBackendOptions o;
+      o.isa = isa;
+      o.threads = threads;
+      CpuBackend be(o);
+      for (GgmlType t : kTypes) {
+        auto wb = random_weights(t, rows, cols, rng);
+        WeightView plain{t, wb.data(), rows, cols, ggml_row_bytes(t, cols)};
+        auto packed_mem = be.pack_weight(plain);
+        if (!packed_mem) continue;
+        ++packed_types;
+        WeightView packed = plain;
+        packed.packed = packed_mem->data();
+        const std::string what =
+            tname(t) + " " + isa_name(isa) + " threads=" + std::to_string(threads);
+        for (int n : {1, 2, 3, 4, 5, 8, 16, 33, 64}) {
+          std::vector<float> x(size_t(n) * cols), y(size_t(n) * rows), ref(y), y1(rows);
+          for (auto& v : x) v = nd(rng);
+          be.matmul(packed, x.data(), n, y.data());
+          be.matmul(plain, x.data(), n, ref.data());
+          float scale = 0;
+          for (float v : ref) scale = std::max(scale, std::fabs(v));
+          for (size_t k = 0; k < y.size(); ++k) {
+            if (!(std::fabs(y[k] - ref[k]) <= 1e-5f * scale)) {
+              throw lftest::FailTest{what + " n=" + std::to_string(n) + ": packed " +
+                                     std::to_string(y[k]) + " vs file layout " +
+                                     std::to_string(ref[k])};
+            }
+          }
+          for (int i = 0; i < n; ++i) {
+            be.matmul(packed, x.data() + size_t(i) * cols, 1, y1.data());
+            if (std::memcmp(y1.data(), y.data() + size_t(i) * rows, rows * sizeof(float)) != 0) {
+              throw lftest::FailTest{what + " n=" + std::to_string(n) + " row " +
+                                     std::to_string(i) + " differs from n=1 (packed)"};
+            }
+          }
+        }
+      }
+    }
+  }
+  if (packed_types == 0) SKIP("no instruction set here packs any weight type");
+}
+
+// The loops over runnable_isas() cover the AVX-512 table only on a CPU with AVX-512 VNNI:
+// say so where it is not.
+TEST(avx512_kernels_exercised_here) {
+  if (detect_isa() < Isa::Avx512) {
+    SKIP("no AVX-512 VNNI on this CPU (or LEAPFROG_CPU_ISA lowered it): AVX-512 kernels not run");
+  }
+  CHECK(kernels(Isa::Avx512).isa == Isa::Avx512);
 }
 
 TEST_MAIN()

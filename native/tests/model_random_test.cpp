@@ -261,8 +261,7 @@ void check_arch(Spec sp) {
     CpuBackendOptions ref_o;
     ref_o.reference_matmul = true;
     auto ref = logits_after(f.path, ref_o, prompt);
-    for (cpu::Isa isa : {cpu::Isa::Scalar, cpu::Isa::Avx2}) {
-      if (isa > cpu::detect_isa()) continue;
+    for (cpu::Isa isa : cpu::runnable_isas()) {
       CpuBackendOptions o;
       o.isa = isa;
       auto got = logits_after(f.path, o, prompt);

@@ -4,9 +4,10 @@
 // weight bandwidth (GB/s) and multiply-add rate, so decode can be compared with the memory
 // roof and batched passes with the single-token pass.
 //   lf_matbench [--type Q8_0|Q4_K|...] [--threads N] [--layers L] [--reps R]
-//               [--shape 0.5b|1.5b] [--no-output] [--cpu-time]
+//               [--shape 0.5b|1.5b] [--no-output] [--cpu-time] [--no-pack]
 // --cpu-time reports process CPU time instead of wall time: on a shared, overloaded machine
 // that is the steadier measure of compute-bound passes (use it with --threads 1).
+// --no-pack keeps the file layout (no Backend::pack_weight), to compare with the packed one.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -24,7 +25,7 @@ using namespace leapfrog;
 int main(int argc, char** argv) {
   std::string type_name = "Q8_0", shape = "0.5b";
   int threads = 0, layers = -1, reps = 5;
-  bool output = true, cpu_time = false;
+  bool output = true, cpu_time = false, pack = true;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--type")
@@ -41,6 +42,8 @@ int main(int argc, char** argv) {
       output = false;
     else if (a == "--cpu-time")
       cpu_time = true;
+    else if (a == "--no-pack")
+      pack = false;
   }
   GgmlType type = GgmlType::Q8_0;
   for (uint32_t t = 0; t < 40; ++t) {
@@ -85,6 +88,17 @@ int main(int argc, char** argv) {
               type_name.c_str(), L, output ? " + output" : "", bytes / 1e6, be.name().c_str(),
               be.threads(), cpu_time ? ", CPU time" : "");
   if (fallbacks) std::printf("(%d matrices not a multiple of the block size: Q8_0)\n", fallbacks);
+  std::vector<WeightView> views;
+  std::vector<std::unique_ptr<PackedWeight>> packed;
+  for (auto& m : mats) {
+    WeightView w{m.type, m.data.data(), m.rows, m.cols, ggml_row_bytes(m.type, m.cols)};
+    if (auto p = pack ? be.pack_weight(w) : nullptr) {
+      w.packed = p->data();
+      packed.push_back(std::move(p));
+    }
+    views.push_back(w);
+  }
+  if (!packed.empty()) std::printf("(%zu matrices packed for the backend)\n", packed.size());
   std::vector<float> x(64 * std::max(F, E)), y(64 * std::max<int64_t>(V, F));
   for (auto& v : x) v = std::normal_distribution<float>(0, 1)(rng);
   double t1 = 0;
@@ -101,10 +115,7 @@ int main(int argc, char** argv) {
             .count();
       };
       const double t0 = now();
-      for (auto& m : mats) {
-        WeightView w{m.type, m.data.data(), m.rows, m.cols, ggml_row_bytes(m.type, m.cols)};
-        be.matmul(w, x.data(), n, y.data());
-      }
+      for (const WeightView& w : views) be.matmul(w, x.data(), n, y.data());
       times.push_back(now() - t0);
     }
     std::sort(times.begin(), times.end());

@@ -22,7 +22,25 @@ struct WeightView {
   int64_t rows = 0;  // output features (GGUF ne[1])
   int64_t cols = 0;  // input features (GGUF ne[0], the contiguous dimension)
   size_t row_bytes = 0;
+  // The same weight rearranged by the backend for its kernels (Backend::pack_weight), or
+  // null. When set, matmul reads it instead of `data`; `data` stays valid for row lookups.
+  const uint8_t* packed = nullptr;
   const uint8_t* row(int64_t r) const { return data + static_cast<size_t>(r) * row_bytes; }
+};
+
+// Memory holding a weight in a backend's own layout; whoever holds the WeightView keeps it
+// alive (the model, for its weights). 64-byte aligned.
+class PackedWeight {
+ public:
+  explicit PackedWeight(size_t bytes) : mem_(new uint8_t[bytes + 64]) {
+    const uintptr_t p = reinterpret_cast<uintptr_t>(mem_.get());
+    data_ = mem_.get() + (64 - p % 64) % 64;
+  }
+  uint8_t* data() const { return data_; }
+
+ private:
+  std::unique_ptr<uint8_t[]> mem_;
+  uint8_t* data_;
 };
 
 enum class RopeStyle {
@@ -87,6 +105,12 @@ class Backend {
                             int n) {
     for (int j = 0; j < count; ++j) matmul(*w[j], x, n, y[j]);
   }
+  // The weight rearranged for this backend's products (llama.cpp calls this repacking: e.g.
+  // rows interleaved so one vector load serves several output rows), or null when the
+  // file's layout is already what its kernels read. Set the result's data() as w.packed.
+  // Results are the same with or without packing, up to float rounding order; batched
+  // products stay bit-identical to one-row products either way.
+  virtual std::unique_ptr<PackedWeight> pack_weight(const WeightView& w) { return nullptr; }
   // out[i, :] = dequantized row ids[i] of `table` (embedding lookup).
   virtual void get_rows(const WeightView& table, const int32_t* ids, int n, float* out) = 0;
   // y = x / sqrt(mean(x^2) + eps) * w, over rows of `dim` (w may be null: no weight).

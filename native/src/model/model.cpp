@@ -140,6 +140,22 @@ void Model::load_tensors() {
     L.up = matrix(p + "ffn_up.weight", hp_.n_embd, hp_.n_ff);
     L.down = matrix(p + "ffn_down.weight", hp_.n_ff, hp_.n_embd);
   }
+  pack_weights();
+}
+
+// Lets the backend lay out every matrix for its kernels (the embedding table keeps the
+// file's rows for lookups; a tied output projection gets its own packed copy).
+void Model::pack_weights() {
+  auto pack = [&](WeightView& w) {
+    if (auto p = backend_->pack_weight(w)) {
+      w.packed = p->data();
+      packed_.push_back(std::move(p));
+    }
+  };
+  for (Layer& L : layers_) {
+    for (WeightView* w : {&L.wq, &L.wk, &L.wv, &L.wo, &L.gate, &L.up, &L.down}) pack(*w);
+  }
+  pack(output_);
 }
 
 void Model::forward(const ForwardBatch& b, KvStorage& kv, ForwardScratch& s, float* logits) const {

@@ -63,6 +63,7 @@ class Model {
   void load_tensors();
   WeightView matrix(const std::string& name, int64_t cols, int64_t rows);
   std::vector<float> vector(const std::string& name, int64_t len, bool required);
+  void pack_weights();
 
   std::unique_ptr<GgufFile> file_;
   std::shared_ptr<Backend> backend_;
@@ -70,6 +71,7 @@ class Model {
   WeightView tok_embd_, output_;
   std::vector<float> output_norm_;
   std::vector<Layer> layers_;
+  std::vector<std::unique_ptr<PackedWeight>> packed_;  // backend layouts of the matrices
   size_t weight_bytes_ = 0;
 };
 

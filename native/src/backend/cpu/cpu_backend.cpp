@@ -72,13 +72,13 @@ void CpuBackend::matmul_multi(const WeightView* const* ws, float* const* ys, int
   }
 
   // Split the output rows of all weights into chunks, a few per thread (dynamic hand-out
-  // evens out stragglers), each a multiple of 4 rows (the decode kernels' tile). Each
+  // evens out stragglers), each a multiple of 8 rows (the packed layouts' groups). Each
   // weight row is read from memory once and reused for all n activation rows.
   int64_t total_rows = 0;
   for (int j = 0; j < count; ++j) total_rows += ws[j]->rows;
   const int64_t target_chunks = int64_t(pool_.size()) * 8;
   int64_t chunk = (total_rows + target_chunks - 1) / target_chunks;
-  chunk = std::max<int64_t>(4, (chunk + 3) / 4 * 4);
+  chunk = std::max<int64_t>(8, (chunk + 7) / 8 * 8);
   struct Task {
     int j;
     int64_t r0, r1;
@@ -94,9 +94,32 @@ void CpuBackend::matmul_multi(const WeightView* const* ws, float* const* ys, int
   pool_.run_sized(static_cast<int>(tasks.size()), double(total_rows) * cols * n, [&](int t, int) {
     const Task& task = tk[t];
     const WeightView& w = *ws[task.j];
-    k_->gemm[cpu::kernel_slot(w.type)](w.row(task.r0), w.row_bytes, task.r1 - task.r0, act, arb, n,
-                                       ys[task.j] + task.r0, w.rows, cols);
+    const int slot = cpu::kernel_slot(w.type);
+    if (w.packed) {
+      const cpu::Kernels::Packed& p = k_->packed[slot];
+      const size_t group_bytes = w.row_bytes * p.group;
+      p.gemm(w.packed + task.r0 / p.group * group_bytes, group_bytes, task.r1 - task.r0, act, arb,
+             n, ys[task.j] + task.r0, w.rows, cols);
+    } else {
+      k_->gemm[slot](w.row(task.r0), w.row_bytes, task.r1 - task.r0, act, arb, n,
+                     ys[task.j] + task.r0, w.rows, cols);
+    }
   });
+}
+
+std::unique_ptr<PackedWeight> CpuBackend::pack_weight(const WeightView& w) {
+  const int slot = cpu::kernel_slot(w.type);
+  if (reference_ || slot < 0) return nullptr;
+  const cpu::Kernels::Packed& p = k_->packed[slot];
+  // Chunks of matmul_multi are multiples of 8 rows: a group must divide 8.
+  if (p.group == 0 || 8 % p.group != 0 || w.rows % 8 != 0) return nullptr;
+  auto out = std::make_unique<PackedWeight>(w.row_bytes * w.rows);
+  const size_t group_bytes = w.row_bytes * p.group;
+  pool_.run_sized(
+      static_cast<int>(w.rows / p.group), double(w.rows) * w.row_bytes, [&](int g, int) {
+        p.pack(w.row(int64_t(g) * p.group), w.row_bytes, w.cols, out->data() + g * group_bytes);
+      });
+  return out;
 }
 
 void CpuBackend::matmul_reference(const WeightView& w, const float* x, int n, float* y) {

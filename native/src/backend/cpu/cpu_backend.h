@@ -33,6 +33,7 @@ class CpuBackend final : public Backend {
   void matmul(const WeightView& w, const float* x, int n, float* y) override;
   void matmul_multi(const WeightView* const* w, float* const* y, int count, const float* x,
                     int n) override;
+  std::unique_ptr<PackedWeight> pack_weight(const WeightView& w) override;
   void get_rows(const WeightView& table, const int32_t* ids, int n, float* out) override;
   void rms_norm(const float* x, const float* w, int n, int dim, float eps, float* y) override;
   void rope(float* x, int n, int n_heads, int head_dim, const int32_t* pos,

@@ -2,6 +2,15 @@
 
 #include <cstdlib>
 #include <cstring>
+#if defined(__aarch64__) && defined(__linux__)
+#include <sys/auxv.h>
+#ifndef HWCAP_ASIMD
+#define HWCAP_ASIMD (1 << 1)
+#endif
+#ifndef HWCAP_ASIMDDP
+#define HWCAP_ASIMDDP (1 << 20)
+#endif
+#endif
 
 #include "backend/cpu/quant_blocks.h"
 
@@ -20,6 +29,14 @@ Isa cpu_best_isa() {
       __builtin_cpu_supports("f16c")) {
     return Isa::Avx2;
   }
+#elif defined(__aarch64__) && defined(__linux__)
+  // The kernel reports the dot-product extension (sdot) separately from plain NEON.
+  const unsigned long hw = getauxval(AT_HWCAP);
+  if (hw & HWCAP_ASIMD) return (hw & HWCAP_ASIMDDP) ? Isa::NeonDot : Isa::Neon;
+#elif defined(__aarch64__) && defined(__APPLE__)
+  return Isa::NeonDot;  // every Apple arm64 chip has the dot-product extension
+#elif defined(__aarch64__)
+  return Isa::Neon;  // NEON is part of every arm64 CPU
 #endif
   return Isa::Scalar;
 }
@@ -33,6 +50,8 @@ Isa detect_isa() {
     if (std::strcmp(env, "scalar") == 0) want = Isa::Scalar;
     if (std::strcmp(env, "avx2") == 0) want = Isa::Avx2;
     if (std::strcmp(env, "avx512") == 0) want = Isa::Avx512;
+    if (std::strcmp(env, "neon") == 0) want = Isa::Neon;
+    if (std::strcmp(env, "neondot") == 0) want = Isa::NeonDot;
     if (want < best) best = want;  // only ever lower: a forced path must run on this CPU
   }
   return best;
@@ -46,8 +65,26 @@ const char* isa_name(Isa isa) {
       return "avx2";
     case Isa::Avx512:
       return "avx512";
+    case Isa::Neon:
+      return "neon";
+    case Isa::NeonDot:
+      return "neondot";
   }
   return "?";
+}
+
+std::vector<Isa> runnable_isas() {
+#if defined(__aarch64__)
+  const Isa levels[] = {Isa::Scalar, Isa::Neon, Isa::NeonDot};
+#else
+  const Isa levels[] = {Isa::Scalar, Isa::Avx2, Isa::Avx512};
+#endif
+  const Isa best = detect_isa();
+  std::vector<Isa> out;
+  for (Isa isa : levels) {
+    if (isa <= best) out.push_back(isa);
+  }
+  return out;
 }
 
 ActFormat act_format_for(GgmlType t) {
@@ -110,6 +147,12 @@ int kernel_slot(GgmlType t) {
 }
 
 const Kernels& kernels(Isa isa) {
+  if (isa == Isa::Neon || isa == Isa::NeonDot) {
+    if (const Kernels* k = isa == Isa::NeonDot ? kernels_neon_dot() : nullptr) return *k;
+    if (const Kernels* k = kernels_neon()) return *k;
+    return kernels_scalar();  // an arm64 level asked for on another architecture
+  }
+  if (const Kernels* k = isa == Isa::Avx512 ? kernels_avx512() : nullptr) return *k;
   if (isa != Isa::Scalar) {
     if (const Kernels* k = kernels_avx2()) return *k;
   }
@@ -118,6 +161,11 @@ const Kernels& kernels(Isa isa) {
 
 #if !(defined(__x86_64__) || defined(_M_X64))
 const Kernels* kernels_avx2() { return nullptr; }
+const Kernels* kernels_avx512() { return nullptr; }
+#endif
+#if !defined(__aarch64__)
+const Kernels* kernels_neon() { return nullptr; }
+const Kernels* kernels_neon_dot() { return nullptr; }
 #endif
 
 }  // namespace leapfrog::cpu

@@ -1,22 +1,34 @@
 // The CPU kernel table: one set of function pointers per instruction set, chosen once at
 // run time. Every kernel has a portable scalar version (kernels_scalar.cpp) that defines
-// the arithmetic; the AVX2 versions (kernels_avx2.cpp) compute the same integer sums and
-// differ only in the order of float additions.
+// the arithmetic; the AVX2 versions (kernels_avx2.cpp) and the arm64 NEON ones
+// (kernels_neon*.cpp) compute the same integer sums and differ only in the order of float
+// additions.
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "gguf/ggml_types.h"
 
 namespace leapfrog::cpu {
 
-enum class Isa { Scalar = 0, Avx2 = 1, Avx512 = 2 };
+// Each architecture orders its own levels upward from Scalar and ranks the other
+// architecture's above all of them, so on either one `isa <= detect_isa()` means "runs here"
+// and std::min(requested, detect_isa()) never picks a foreign level.
+#if defined(__aarch64__)
+enum class Isa { Scalar = 0, Neon = 1, NeonDot = 2, Avx2 = 3, Avx512 = 4 };
+#else
+enum class Isa { Scalar = 0, Avx2 = 1, Avx512 = 2, Neon = 3, NeonDot = 4 };
+#endif
 
-// Best instruction set this CPU supports, lowered by LEAPFROG_CPU_ISA=scalar|avx2|avx512
-// (never raised above what the CPU has). AVX-512 kernels are not written yet, so Avx512
-// currently runs the AVX2 table.
+// Best instruction set this CPU supports, lowered by LEAPFROG_CPU_ISA=scalar|avx2|avx512 on
+// x86-64 or scalar|neon|neondot on arm64 (never raised above what the CPU has). AVX-512
+// kernels are not written yet, so Avx512 currently runs the AVX2 table.
 Isa detect_isa();
 const char* isa_name(Isa isa);
+// The levels this CPU runs (detect_isa() and below on this architecture), lowest first:
+// what the tests iterate over, so the same tests prove AVX2 on x86-64 and NEON on arm64.
+std::vector<Isa> runnable_isas();
 
 // How activations are prepared for a weight type's dot product. Quantized weights take
 // 8-bit activations (integer dot products); f16/bf16 weights take activations rounded to
@@ -48,6 +60,16 @@ struct Kernels {
   GemmFn gemm[9];
   // y[0..n) += a * v[0..n), v in f16 (attention's weighted sum of values).
   void (*axpy_f16)(float a, const uint16_t* v, float* y, int64_t n);
+  // Indexed like dot: an interleaved layout of `group` rows this table's fastest product
+  // reads, or group == 0 where the file's layout is used as is. pack() rewrites one group
+  // of rows (row r at w + r * w_stride) into group * row_bytes bytes at dst; gemm then
+  // takes w = the packed groups, w_stride = bytes per group, rows a multiple of group.
+  // The packed gemm obeys the tiling rule above (bit-identical whatever n and tile).
+  struct Packed {
+    int group = 0;
+    void (*pack)(const uint8_t* w, size_t w_stride, int64_t cols, uint8_t* dst) = nullptr;
+    GemmFn gemm = nullptr;
+  } packed[9];
 };
 
 // A gemm made of dot calls (the scalar path, and types without a tiled kernel).
@@ -64,7 +86,9 @@ int kernel_slot(GgmlType t);
 
 const Kernels& kernels(Isa isa);
 const Kernels& kernels_scalar();
-const Kernels* kernels_avx2();    // null when not compiled in (non-x86 builds)
-const Kernels* kernels_avx512();  // null when not compiled in
+const Kernels* kernels_avx2();      // null when not compiled in (non-x86 builds)
+const Kernels* kernels_avx512();    // null when not compiled in
+const Kernels* kernels_neon();      // null when not compiled in (non-arm64 builds)
+const Kernels* kernels_neon_dot();  // null when not compiled in (non-arm64 builds)
 
 }  // namespace leapfrog::cpu
