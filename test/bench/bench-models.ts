@@ -15,8 +15,8 @@
 //           (token_embd.weight when the output is tied), and Q6_K for attn_v and ffn_down in
 //           llama.cpp's "use_more_bits" layers (the first and last eighth, and every third
 //           layer between). Rows that are not a multiple of 256 (hidden 896 of the 0.5B
-//           shape) cannot be K-quants: llama.cpp falls back to Q5_0 / Q8_0 there; Leapfrog
-//           had no Q5_0 when this was written (it now has a scalar one), so Q4_0 stands in for Q5_0 (and Q8_0 for Q6_K, as in llama.cpp).
+//           shape) cannot be K-quants: there llama.cpp falls back to Q5_0 (for Q4_K) and
+//           Q8_0 (for Q6_K), and so do these files (from version 2; version 1 used Q4_0).
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { readGGUF, tokenizerMetadata } from '../fixtures/gguf-reader';
@@ -53,7 +53,7 @@ export const SHAPES: Record<BenchShape, Shape> = {
   '1.5b': { hidden: 1536, layers: 28, heads: 12, kvHeads: 2, ffn: 8960, tied: false },
 };
 
-const GENERATOR_VERSION = 1;
+const GENERATOR_VERSION = 2;
 const POOL = 61;
 
 function useMoreBits(i: number, n: number): boolean {
@@ -78,7 +78,7 @@ function typeFor(
     useMoreBits(layer, nLayers)
   )
     t = GGMLType.Q6_K;
-  if (rowLen % 256 !== 0) t = t === GGMLType.Q6_K ? GGMLType.Q8_0 : GGMLType.Q4_0;
+  if (rowLen % 256 !== 0) t = t === GGMLType.Q6_K ? GGMLType.Q8_0 : GGMLType.Q5_0;
   return t;
 }
 
