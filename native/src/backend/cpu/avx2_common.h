@@ -7,6 +7,10 @@
 
 namespace leapfrog::cpu::avx2 {
 
+// Internal linkage: files built for different instruction sets include this, and one
+// shared copy of a function could carry the wrong set's instructions.
+namespace {
+
 // F16C scalar conversion for block scales.
 inline float h2f(uint16_t h) { return _cvtsh_ss(h); }
 
@@ -20,5 +24,7 @@ inline float hsum(__m256 v) {
 inline __m256i load256(const void* p) {
   return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
 }
+
+}  // namespace
 
 }  // namespace leapfrog::cpu::avx2

@@ -27,6 +27,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "backend/cpu/avx512_parts.h"
 #include "backend/cpu/kernels.h"
 #include "backend/cpu/quant_blocks.h"
 
@@ -399,9 +400,9 @@ const Kernels* kernels_avx512() {
     t.gemm[6] = gemm_kquant<KType::Q5>;
     t.gemm[7] = gemm_kquant<KType::Q6>;
     t.gemm[8] = gemm_q8_0<BType::Q5>;
-    // A packed layout belongs to the AVX2 kernel that reads it; the slots replaced here read
-    // the file's layout, so that matmul runs them and dot() stays equal to gemm.
-    for (int slot : {3, 4, 5, 6, 7, 8}) t.packed[slot] = {};
+    // Q8_0/Q4_0/Q5_0 matrices of whole 8-row groups are packed (the AVX2 packing) and run
+    // the VNNI product over it; the kernels above serve the others.
+    install_packed_vnni(t);
     return t;
   }();
   return &k;
