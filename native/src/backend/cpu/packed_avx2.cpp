@@ -13,14 +13,15 @@ using namespace packed;
 
 // ---- packing (once, at load) ------------------------------------------------------------
 
-// Element j (0..31) of a file block as its signed value's raw code (Q8: the int8; Q4: the
-// nibble; Q5: the 5-bit code).
-inline int q4_code(const BlockQ4_0& x, int j) { return j < 16 ? x.qs[j] & 0xF : x.qs[j - 16] >> 4; }
-inline int q5_code(const BlockQ5_0& x, int j) {
+// The raw codes (Q4: nibble; Q5: 5-bit code) of a file block's 32 elements, in order.
+inline void codes_q4_0(const BlockQ4_0& x, uint8_t* c) {
+  for (int j = 0; j < 16; ++j) c[j] = x.qs[j] & 0xF, c[j + 16] = x.qs[j] >> 4;
+}
+inline void codes_q5_0(const BlockQ5_0& x, uint8_t* c) {
   uint32_t qh;
   std::memcpy(&qh, x.qh, 4);
-  const int lo = j < 16 ? x.qs[j] & 0xF : x.qs[j - 16] >> 4;
-  return lo | int((qh >> j) & 1) << 4;
+  for (int j = 0; j < 16; ++j) c[j] = x.qs[j] & 0xF, c[j + 16] = x.qs[j] >> 4;
+  for (int j = 0; j < kQK; ++j) c[j] |= uint8_t((qh >> j) & 1) << 4;
 }
 
 void pack_q8_0x8(const uint8_t* w, size_t ws, int64_t cols, uint8_t* dst) {
@@ -34,44 +35,48 @@ void pack_q8_0x8(const uint8_t* w, size_t ws, int64_t cols, uint8_t* dst) {
   }
 }
 
-// The nibble vectors of Q4_0/Q5_0: code of element e of slice s in row r.
-template <class Code>
-void pack_nibbles(uint8_t* qs, Code code) {
-  std::memset(qs, 0, kRows * kQK / 2);
-  for (int s = 0; s < kSlices; ++s) {
+// The 4-bit part of codes[r][j] (row r, element j) as the packed nibble vectors (Q4_0 and
+// Q5_0 alike).
+void pack_nibbles(const uint8_t (&codes)[kRows][kQK], uint8_t* qs) {
+  for (int k = 0; k < 4; ++k) {  // vector k: slice k low, slice k + 4 high
     for (int r = 0; r < kRows; ++r) {
       for (int e = 0; e < 4; ++e) {
-        const int c = code(r, 4 * s + e) & 0xF;
-        qs[32 * (s % 4) + 4 * r + e] |= uint8_t(s < 4 ? c : c << 4);
+        const int lo = codes[r][4 * k + e] & 0xF, hi = codes[r][4 * (k + 4) + e] & 0xF;
+        qs[32 * k + 4 * r + e] = uint8_t(lo | hi << 4);
       }
     }
   }
 }
 
+template <class Block, void (*Codes)(const Block&, uint8_t*)>
+void codes_of_group(const uint8_t* w, size_t ws, int64_t b, uint16_t* d,
+                    uint8_t (&codes)[kRows][kQK]) {
+  for (int r = 0; r < kRows; ++r) {
+    const Block& x = reinterpret_cast<const Block*>(w + r * ws)[b];
+    d[r] = x.d;
+    Codes(x, codes[r]);
+  }
+}
+
 void pack_q4_0x8(const uint8_t* w, size_t ws, int64_t cols, uint8_t* dst) {
   BlockQ4_0x8* out = reinterpret_cast<BlockQ4_0x8*>(dst);
+  uint8_t codes[kRows][kQK];
   for (int64_t b = 0; b < cols / kQK; ++b) {
-    auto block = [&](int r) -> const BlockQ4_0& {
-      return reinterpret_cast<const BlockQ4_0*>(w + r * ws)[b];
-    };
-    for (int r = 0; r < kRows; ++r) out[b].d[r] = block(r).d;
-    pack_nibbles(out[b].qs, [&](int r, int j) { return q4_code(block(r), j); });
+    codes_of_group<BlockQ4_0, codes_q4_0>(w, ws, b, out[b].d, codes);
+    pack_nibbles(codes, out[b].qs);
   }
 }
 
 void pack_q5_0x8(const uint8_t* w, size_t ws, int64_t cols, uint8_t* dst) {
   BlockQ5_0x8* out = reinterpret_cast<BlockQ5_0x8*>(dst);
+  uint8_t codes[kRows][kQK];
   for (int64_t b = 0; b < cols / kQK; ++b) {
-    auto block = [&](int r) -> const BlockQ5_0& {
-      return reinterpret_cast<const BlockQ5_0*>(w + r * ws)[b];
-    };
-    for (int r = 0; r < kRows; ++r) out[b].d[r] = block(r).d;
-    pack_nibbles(out[b].qs, [&](int r, int j) { return q5_code(block(r), j); });
+    codes_of_group<BlockQ5_0, codes_q5_0>(w, ws, b, out[b].d, codes);
+    pack_nibbles(codes, out[b].qs);
     for (int s = 0; s < kSlices; ++s) {
-      uint32_t bits = 0;
+      uint32_t bits = 0;  // bit 4r + e: the fifth bit of element 4s + e of row r
       for (int r = 0; r < kRows; ++r) {
-        for (int e = 0; e < 4; ++e)
-          bits |= uint32_t(q5_code(block(r), 4 * s + e) >> 4) << (4 * r + e);
+        for (int e = 0; e < 4; ++e) bits |= uint32_t(codes[r][4 * s + e] >> 4) << (4 * r + e);
       }
       out[b].qh[s] = bits;
     }
