@@ -18,41 +18,57 @@ namespace leapfrog::cpu {
 
 namespace {
 
-Isa cpu_best_isa() {
+// This architecture's levels, lowest first.
+#if defined(__aarch64__)
+constexpr Isa kLevels[] = {Isa::Scalar, Isa::Neon, Isa::NeonDot};
+#else
+constexpr Isa kLevels[] = {Isa::Scalar, Isa::Avx2, Isa::AvxVnni, Isa::Avx512};
+#endif
+
+}  // namespace
+
+bool cpu_supports(Isa isa) {
+  if (isa == Isa::Scalar) return true;
 #if defined(__x86_64__) || defined(_M_X64)
   __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-      __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni")) {
-    return Isa::Avx512;
-  }
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-      __builtin_cpu_supports("f16c")) {
-    return Isa::Avx2;
+  const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+                    __builtin_cpu_supports("f16c");
+  switch (isa) {
+    case Isa::Avx2:
+      return avx2;
+    case Isa::AvxVnni:
+      return avx2 && __builtin_cpu_supports("avxvnni");
+    case Isa::Avx512:
+      return avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+             __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni");
+    default:
+      return false;
   }
 #elif defined(__aarch64__) && defined(__linux__)
   // The kernel reports the dot-product extension (sdot) separately from plain NEON.
   const unsigned long hw = getauxval(AT_HWCAP);
-  if (hw & HWCAP_ASIMD) return (hw & HWCAP_ASIMDDP) ? Isa::NeonDot : Isa::Neon;
+  if (isa == Isa::Neon) return hw & HWCAP_ASIMD;
+  if (isa == Isa::NeonDot) return (hw & HWCAP_ASIMD) && (hw & HWCAP_ASIMDDP);
+  return false;
 #elif defined(__aarch64__) && defined(__APPLE__)
-  return Isa::NeonDot;  // every Apple arm64 chip has the dot-product extension
+  return isa == Isa::Neon || isa == Isa::NeonDot;  // every Apple arm64 chip has sdot
 #elif defined(__aarch64__)
-  return Isa::Neon;  // NEON is part of every arm64 CPU
+  return isa == Isa::Neon;  // NEON is part of every arm64 CPU
+#else
+  return false;
 #endif
-  return Isa::Scalar;
 }
 
-}  // namespace
-
 Isa detect_isa() {
-  Isa best = cpu_best_isa();
+  Isa best = Isa::Scalar;
+  for (Isa isa : kLevels) {
+    if (cpu_supports(isa)) best = isa;
+  }
   if (const char* env = std::getenv("LEAPFROG_CPU_ISA")) {
-    Isa want = best;
-    if (std::strcmp(env, "scalar") == 0) want = Isa::Scalar;
-    if (std::strcmp(env, "avx2") == 0) want = Isa::Avx2;
-    if (std::strcmp(env, "avx512") == 0) want = Isa::Avx512;
-    if (std::strcmp(env, "neon") == 0) want = Isa::Neon;
-    if (std::strcmp(env, "neondot") == 0) want = Isa::NeonDot;
-    if (want < best) best = want;  // only ever lower: a forced path must run on this CPU
+    for (Isa isa : kLevels) {
+      // Only ever lower, and only to a level this CPU has: a forced path must run here.
+      if (std::strcmp(env, isa_name(isa)) == 0 && isa < best && cpu_supports(isa)) best = isa;
+    }
   }
   return best;
 }
@@ -63,6 +79,8 @@ const char* isa_name(Isa isa) {
       return "scalar";
     case Isa::Avx2:
       return "avx2";
+    case Isa::AvxVnni:
+      return "avxvnni";
     case Isa::Avx512:
       return "avx512";
     case Isa::Neon:
@@ -74,15 +92,10 @@ const char* isa_name(Isa isa) {
 }
 
 std::vector<Isa> runnable_isas() {
-#if defined(__aarch64__)
-  const Isa levels[] = {Isa::Scalar, Isa::Neon, Isa::NeonDot};
-#else
-  const Isa levels[] = {Isa::Scalar, Isa::Avx2, Isa::Avx512};
-#endif
   const Isa best = detect_isa();
   std::vector<Isa> out;
-  for (Isa isa : levels) {
-    if (isa <= best) out.push_back(isa);
+  for (Isa isa : kLevels) {
+    if (isa <= best && cpu_supports(isa)) out.push_back(isa);
   }
   return out;
 }
@@ -153,6 +166,7 @@ const Kernels& kernels(Isa isa) {
     return kernels_scalar();  // an arm64 level asked for on another architecture
   }
   if (const Kernels* k = isa == Isa::Avx512 ? kernels_avx512() : nullptr) return *k;
+  if (const Kernels* k = isa == Isa::AvxVnni ? kernels_avx_vnni() : nullptr) return *k;
   if (isa != Isa::Scalar) {
     if (const Kernels* k = kernels_avx2()) return *k;
   }
@@ -161,6 +175,7 @@ const Kernels& kernels(Isa isa) {
 
 #if !(defined(__x86_64__) || defined(_M_X64))
 const Kernels* kernels_avx2() { return nullptr; }
+const Kernels* kernels_avx_vnni() { return nullptr; }
 const Kernels* kernels_avx512() { return nullptr; }
 #endif
 #if !defined(__aarch64__)

@@ -16,18 +16,23 @@ namespace leapfrog::cpu {
 // architecture's above all of them, so on either one `isa <= detect_isa()` means "runs here"
 // and std::min(requested, detect_isa()) never picks a foreign level.
 #if defined(__aarch64__)
-enum class Isa { Scalar = 0, Neon = 1, NeonDot = 2, Avx2 = 3, Avx512 = 4 };
+enum class Isa { Scalar = 0, Neon = 1, NeonDot = 2, Avx2 = 3, AvxVnni = 4, Avx512 = 5 };
 #else
-enum class Isa { Scalar = 0, Avx2 = 1, Avx512 = 2, Neon = 3, NeonDot = 4 };
+enum class Isa { Scalar = 0, Avx2 = 1, AvxVnni = 2, Avx512 = 3, Neon = 4, NeonDot = 5 };
 #endif
 
-// Best instruction set this CPU supports, lowered by LEAPFROG_CPU_ISA=scalar|avx2|avx512 on
-// x86-64 or scalar|neon|neondot on arm64 (never raised above what the CPU has). AVX-512
-// kernels are not written yet, so Avx512 currently runs the AVX2 table.
+// x86-64 levels: AVX2 (+FMA, F16C); AVX-VNNI (AVX2 plus the 256-bit VEX int8 dot product of
+// Intel's client cores since Alder Lake, which lack AVX-512); AVX-512 (F, BW, VL, VNNI).
+// Best instruction set this CPU supports, lowered by
+// LEAPFROG_CPU_ISA=scalar|avx2|avxvnni|avx512 on x86-64 or scalar|neon|neondot on arm64
+// (never raised above what the CPU has, never to a level it lacks).
 Isa detect_isa();
 const char* isa_name(Isa isa);
-// The levels this CPU runs (detect_isa() and below on this architecture), lowest first:
-// what the tests iterate over, so the same tests prove AVX2 on x86-64 and NEON on arm64.
+// Whether this CPU can run a level's kernels (an AVX-512 CPU may lack AVX-VNNI).
+bool cpu_supports(Isa isa);
+// The levels this CPU runs (detect_isa() and below on this architecture, where supported),
+// lowest first: what the tests iterate over, so the same tests prove AVX2 on x86-64 and NEON
+// on arm64.
 std::vector<Isa> runnable_isas();
 
 // How activations are prepared for a weight type's dot product. Quantized weights take
@@ -87,6 +92,7 @@ int kernel_slot(GgmlType t);
 const Kernels& kernels(Isa isa);
 const Kernels& kernels_scalar();
 const Kernels* kernels_avx2();      // null when not compiled in (non-x86 builds)
+const Kernels* kernels_avx_vnni();  // null when not compiled in
 const Kernels* kernels_avx512();    // null when not compiled in
 const Kernels* kernels_neon();      // null when not compiled in (non-arm64 builds)
 const Kernels* kernels_neon_dot();  // null when not compiled in (non-arm64 builds)

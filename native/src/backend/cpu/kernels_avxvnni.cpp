@@ -1,0 +1,35 @@
+// The AVX-VNNI table: AVX2 plus the 256-bit VEX int8 dot product (vpdpbusd) that Intel's
+// client cores have had since Alder Lake, most of which lack AVX-512. It is the AVX2 table
+// with the packed Q8_0/Q4_0/Q5_0 products (packed_blocks.h) taking vpdpbusd as their int8
+// step: one instruction instead of maddubs + madd + add, exact integer sums, so the results
+// equal the AVX2 packed results bit for bit. The K-quant products stay AVX2's.
+#include "backend/cpu/kernels.h"
+#include "backend/cpu/packed_blocks.h"
+
+namespace leapfrog::cpu {
+
+namespace {
+
+using namespace packed;
+
+struct AvxVnniStep {
+  static __m256i dot(__m256i acc, __m256i aw, __m256i av) {
+    return _mm256_dpbusd_avx_epi32(acc, aw, av);
+  }
+};
+
+}  // namespace
+
+const Kernels* kernels_avx_vnni() {
+  static const Kernels k = [] {
+    Kernels t = *kernels_avx2();
+    t.isa = Isa::AvxVnni;
+    t.packed[kernel_slot(GgmlType::Q8_0)].gemm = gemm_packed<AvxVnniStep, BlockQ8_0x8>;
+    t.packed[kernel_slot(GgmlType::Q4_0)].gemm = gemm_packed<AvxVnniStep, BlockQ4_0x8>;
+    t.packed[kernel_slot(GgmlType::Q5_0)].gemm = gemm_packed<AvxVnniStep, BlockQ5_0x8>;
+    return t;
+  }();
+  return &k;
+}
+
+}  // namespace leapfrog::cpu
