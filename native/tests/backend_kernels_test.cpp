@@ -447,58 +447,129 @@ TEST(rms_norm_softmax_swiglu_match_naive) {
 
 // Attention over an f16 cache with GQA, causal and explicit masks, against a naive version
 // computed from the same f16-rounded keys and values.
+namespace {
+struct AttnShape {
+  int heads, kv_heads, hd, kv_len;
+};
+// Tiny heads; Qwen2.5-0.5B's (14/2 heads of 64) and -1.5B's (12/2 of 128), over contexts
+// that are not whole blocks of 8 positions.
+const AttnShape kAttnShapes[] = {{4, 2, 8, 12}, {14, 2, 64, 37}, {12, 2, 128, 21}};
+}  // namespace
+
 TEST(attention_matches_naive_causal_and_masked) {
   std::mt19937 rng(9);
   std::normal_distribution<float> nd(0, 1);
-  const int heads = 4, kv_heads = 2, hd = 8, ctx = 20, kv_len = 12, n = 3;
-  for (Isa isa : runnable_isas()) {
-    CpuBackendOptions o;
-    o.isa = isa;
-    CpuBackend be(o);
-    KvLayout lay{1, ctx, kv_heads, hd};
-    auto kv = be.create_kv(lay);
-    std::vector<float> k(kv_len * kv_heads * hd), v(k.size());
-    for (auto& a : k) a = f16_to_f32(f32_to_f16(nd(rng)));
-    for (auto& a : v) a = f16_to_f32(f32_to_f16(nd(rng)));
-    kv->store(0, 0, kv_len, k.data(), v.data());
-    std::vector<float> q(n * heads * hd);
-    for (auto& a : q) a = f16_to_f32(f32_to_f16(nd(rng)));
-    int32_t qpos[n] = {9, 10, 11};
-    std::vector<uint8_t> mask(n * kv_len);
-    for (int i = 0; i < n; ++i)
-      for (int j = 0; j < kv_len; ++j) mask[i * kv_len + j] = (j % 3 != 1) && j <= qpos[i];
-    for (bool use_mask : {false, true}) {
-      std::vector<float> out(q.size());
-      AttentionArgs a;
-      a.q = q.data();
-      a.n = n;
-      a.n_heads = heads;
-      a.kv_len = kv_len;
-      a.q_pos = qpos;
-      a.mask = use_mask ? mask.data() : nullptr;
-      a.scale = 1.0f / std::sqrt(float(hd));
-      a.out = out.data();
-      be.attention(*kv, a);
-      for (int i = 0; i < n; ++i) {
-        for (int h = 0; h < heads; ++h) {
-          const int g = h / (heads / kv_heads);
-          std::vector<double> s(kv_len, -INFINITY);
-          double mx = -INFINITY;
-          for (int j = 0; j < kv_len; ++j) {
-            const bool vis = use_mask ? mask[i * kv_len + j] : j <= qpos[i];
-            if (!vis) continue;
-            double d = 0;
-            for (int c = 0; c < hd; ++c)
-              d += q[(i * heads + h) * hd + c] * k[(j * kv_heads + g) * hd + c];
-            s[j] = d * a.scale;
-            mx = std::max(mx, s[j]);
+  for (const AttnShape& shape : kAttnShapes)
+    for (Isa isa : runnable_isas()) {
+      const int heads = shape.heads, kv_heads = shape.kv_heads, hd = shape.hd;
+      const int kv_len = shape.kv_len, ctx = kv_len + 8, n = 3;
+      CpuBackendOptions o;
+      o.isa = isa;
+      CpuBackend be(o);
+      KvLayout lay{1, ctx, kv_heads, hd};
+      auto kv = be.create_kv(lay);
+      std::vector<float> k(kv_len * kv_heads * hd), v(k.size());
+      for (auto& a : k) a = f16_to_f32(f32_to_f16(nd(rng)));
+      for (auto& a : v) a = f16_to_f32(f32_to_f16(nd(rng)));
+      kv->store(0, 0, kv_len, k.data(), v.data());
+      std::vector<float> q(n * heads * hd);
+      for (auto& a : q) a = f16_to_f32(f32_to_f16(nd(rng)));
+      int32_t qpos[n] = {kv_len - 3, kv_len - 2, kv_len - 1};
+      std::vector<uint8_t> mask(n * kv_len);
+      for (int i = 0; i < n; ++i)
+        for (int j = 0; j < kv_len; ++j) mask[i * kv_len + j] = (j % 3 != 1) && j <= qpos[i];
+      for (bool use_mask : {false, true}) {
+        std::vector<float> out(q.size());
+        AttentionArgs a;
+        a.q = q.data();
+        a.n = n;
+        a.n_heads = heads;
+        a.kv_len = kv_len;
+        a.q_pos = qpos;
+        a.mask = use_mask ? mask.data() : nullptr;
+        a.scale = 1.0f / std::sqrt(float(hd));
+        a.out = out.data();
+        be.attention(*kv, a);
+        for (int i = 0; i < n; ++i) {
+          for (int h = 0; h < heads; ++h) {
+            const int g = h / (heads / kv_heads);
+            std::vector<double> s(kv_len, -INFINITY);
+            double mx = -INFINITY;
+            for (int j = 0; j < kv_len; ++j) {
+              const bool vis = use_mask ? mask[i * kv_len + j] : j <= qpos[i];
+              if (!vis) continue;
+              double d = 0;
+              for (int c = 0; c < hd; ++c)
+                d += q[(i * heads + h) * hd + c] * k[(j * kv_heads + g) * hd + c];
+              s[j] = d * a.scale;
+              mx = std::max(mx, s[j]);
+            }
+            double z = 0;
+            for (auto& e : s) z += (e = std::exp(e - mx));
+            for (int c = 0; c < hd; ++c) {
+              double o2 = 0;
+              for (int j = 0; j < kv_len; ++j) o2 += s[j] / z * v[(j * kv_heads + g) * hd + c];
+              CHECK(std::fabs(out[(i * heads + h) * hd + c] - o2) < 1e-4);
+            }
           }
-          double z = 0;
-          for (auto& e : s) z += (e = std::exp(e - mx));
-          for (int c = 0; c < hd; ++c) {
-            double o2 = 0;
-            for (int j = 0; j < kv_len; ++j) o2 += s[j] / z * v[(j * kv_heads + g) * hd + c];
-            CHECK(std::fabs(out[(i * heads + h) * hd + c] - o2) < 1e-4);
+        }
+      }
+    }
+}
+
+// A row's attention output does not depend on the rows batched with it (causal, or with a
+// tree mask): batched verification must reproduce one-token decoding bit for bit.
+TEST(attention_rows_bit_identical_to_single_rows) {
+  std::mt19937 rng(21);
+  std::normal_distribution<float> nd(0, 1);
+  for (const AttnShape& shape : kAttnShapes) {
+    for (Isa isa : runnable_isas()) {
+      CpuBackendOptions o;
+      o.isa = isa;
+      o.threads = 3;
+      CpuBackend be(o);
+      const int n = 6, kv_len = shape.kv_len + n, q_dim = shape.heads * shape.hd;
+      KvLayout lay{1, kv_len, shape.kv_heads, shape.hd};
+      auto kv = be.create_kv(lay);
+      std::vector<float> k(size_t(kv_len) * shape.kv_heads * shape.hd), v(k.size());
+      for (auto& x : k) x = nd(rng);
+      for (auto& x : v) x = nd(rng);
+      kv->store(0, 0, kv_len, k.data(), v.data());
+      std::vector<float> q(size_t(n) * q_dim);
+      for (auto& x : q) x = nd(rng);
+      std::vector<int32_t> pos(n);
+      std::vector<uint8_t> mask(size_t(n) * kv_len);
+      for (int i = 0; i < n; ++i) {
+        pos[i] = shape.kv_len + i;
+        // A tree: the context, then every other earlier draft position, then itself.
+        for (int j = 0; j < kv_len; ++j) {
+          mask[i * kv_len + j] = j < shape.kv_len || j == pos[i] || (j < pos[i] && j % 2 == 0);
+        }
+      }
+      for (bool use_mask : {false, true}) {
+        AttentionArgs a;
+        a.n_heads = shape.heads;
+        a.scale = 0.125f;
+        std::vector<float> all(q.size()), one(q_dim);
+        a.q = q.data();
+        a.n = n;
+        a.kv_len = kv_len;
+        a.q_pos = pos.data();
+        a.mask = use_mask ? mask.data() : nullptr;
+        a.out = all.data();
+        be.attention(*kv, a);
+        for (int i = 0; i < n; ++i) {
+          a.q = q.data() + size_t(i) * q_dim;
+          a.n = 1;
+          a.kv_len = use_mask ? kv_len : pos[i] + 1;
+          a.q_pos = &pos[i];
+          a.mask = use_mask ? mask.data() + size_t(i) * kv_len : nullptr;
+          a.out = one.data();
+          be.attention(*kv, a);
+          if (std::memcmp(one.data(), all.data() + size_t(i) * q_dim, q_dim * sizeof(float)) != 0) {
+            throw lftest::FailTest{std::string(isa_name(isa)) + " hd=" + std::to_string(shape.hd) +
+                                   (use_mask ? " masked" : " causal") + " row " +
+                                   std::to_string(i) + " differs from the row alone"};
           }
         }
       }

@@ -238,6 +238,35 @@ void CpuBackend::attention(KvStorage& kv_base, const AttentionArgs& a) {
   const cpu::QuantizeFn to_f16 = k_->quantize[static_cast<int>(ActFormat::F16)];
 
   const double work = double(a.n) * a.n_heads * hd * 2 * (a.kv_len);
+  if (k_->attend && hd % 8 == 0 && hd <= 256) {
+    // Tasks of up to 4 query rows x one KV head's group of query heads: the kernel converts
+    // each cached key and value once for all of them.
+    constexpr int kRowsPerTask = 4;
+    thread_local std::vector<int> limit;
+    limit.resize(a.n);
+    for (int i = 0; i < a.n; ++i) limit[i] = a.mask ? a.kv_len : std::min(a.kv_len, a.q_pos[i] + 1);
+    const int row_blocks = (a.n + kRowsPerTask - 1) / kRowsPerTask;
+    const int* lim = limit.data();
+    pool_.run_sized(row_blocks * L.n_kv_heads, work, [&](int task, int) {
+      const int kvh = task % L.n_kv_heads, r0 = task / L.n_kv_heads * kRowsPerTask;
+      cpu::AttentionTask t;
+      t.k = kv.k(a.layer, 0) + kvh * hd;
+      t.v = kv.v(a.layer, 0) + kvh * hd;
+      t.kv_stride = L.kv_dim();
+      t.head_dim = hd;
+      t.heads = group;
+      t.rows = std::min(kRowsPerTask, a.n - r0);
+      t.q = a.q + static_cast<size_t>(r0) * q_dim + kvh * group * hd;
+      t.out = a.out + static_cast<size_t>(r0) * q_dim + kvh * group * hd;
+      t.q_stride = q_dim;
+      t.limit = lim + r0;
+      t.mask = a.mask ? a.mask + static_cast<size_t>(r0) * a.kv_len : nullptr;
+      t.mask_stride = a.kv_len;
+      t.scale = a.scale;
+      k_->attend(t);
+    });
+    return;
+  }
   pool_.run_sized(a.n * a.n_heads, work, [&](int task, int) {
     const int i = task / a.n_heads, h = task % a.n_heads;
     const int kvh = h / group;

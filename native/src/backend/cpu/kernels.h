@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "backend/cpu/attention_task.h"
 #include "gguf/ggml_types.h"
 
 namespace leapfrog::cpu {
@@ -65,6 +66,10 @@ struct Kernels {
   GemmFn gemm[9];
   // y[0..n) += a * v[0..n), v in f16 (attention's weighted sum of values).
   void (*axpy_f16)(float a, const uint16_t* v, float* y, int64_t n);
+  // Softmax attention for one task (head_dim a multiple of 8, at most 256), or null: then the
+  // backend runs its generic loop over dot[F16] and axpy_f16. Each (row, head) result must
+  // not depend on the other rows and heads of the task (batched passes stay bit-identical).
+  void (*attend)(const AttentionTask& t);
   // Indexed like dot: an interleaved layout of `group` rows this table's fastest product
   // reads, or group == 0 where the file's layout is used as is. pack() rewrites one group
   // of rows (row r at w + r * w_stride) into group * row_bytes bytes at dst; gemm then

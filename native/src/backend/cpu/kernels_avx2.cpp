@@ -223,6 +223,7 @@ const Kernels* kernels_avx2() {
     t.gemm[4] = gemm_q8_0<true>;
     t.axpy_f16 = axpy_f16;
     avx2::install_kquant(t);
+    avx2::install_attention(t);
     avx2::install_packed(t);
     return t;
   }();

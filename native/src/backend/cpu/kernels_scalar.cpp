@@ -260,7 +260,8 @@ const Kernels& kernels_scalar() {
        // Q5_0 has no AVX2 kernel yet: the AVX2 table inherits this scalar one.
        gemm_by_dot<dot_q5_0>},
       axpy_f16,
-      {},  // no packed layouts: the scalar kernels read the file's
+      nullptr,  // attention: the backend's generic loop over dot and axpy_f16
+      {},       // no packed layouts: the scalar kernels read the file's
   };
   return k;
 }
