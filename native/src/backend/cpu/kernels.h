@@ -1,8 +1,9 @@
 // The CPU kernel table: one set of function pointers per instruction set, chosen once at
 // run time. Every kernel has a portable scalar version (kernels_scalar.cpp) that defines
-// the arithmetic; the AVX2 versions (kernels_avx2.cpp) and the arm64 NEON ones
-// (kernels_neon*.cpp) compute the same integer sums and differ only in the order of float
-// additions.
+// the arithmetic; the x86 tables (kernels_avx2.cpp with kquant_avx2.cpp, packed_avx2.cpp
+// and attention_avx2.cpp; kernels_avxvnni.cpp; kernels_avx512.cpp with packed_avx512.cpp)
+// and the arm64 ones (kernels_neon*.cpp) compute the same integer sums and differ only in
+// the order of float additions. Each table starts from a copy of the one below it.
 #pragma once
 #include <cstddef>
 #include <cstdint>
