@@ -253,12 +253,14 @@ TEST(activation_quantizers_identical_to_scalar_on_every_isa) {
                                " differs from scalar"};
       }
     }
-    // A Q8_K block whose largest magnitude is negative and appears twice with both signs.
-    std::vector<float> z(256, 0.25f);
+    // Q8_K blocks whose largest magnitude is negative and appears twice with both signs, and
+    // an all-zero block after it.
+    std::vector<float> z(512, 0.0f);
+    std::fill(z.begin(), z.begin() + 256, 0.25f);
     z[3] = -2.0f, z[9] = 2.0f;
-    std::vector<uint8_t> a(act_row_bytes(ActFormat::Q8_K, 256)), b(a.size());
-    kernels_scalar().quantize[int(ActFormat::Q8_K)](z.data(), a.data(), 256);
-    k.quantize[int(ActFormat::Q8_K)](z.data(), b.data(), 256);
+    std::vector<uint8_t> a(act_row_bytes(ActFormat::Q8_K, 512), 0xAB), b(a.size(), 0xAB);
+    kernels_scalar().quantize[int(ActFormat::Q8_K)](z.data(), a.data(), 512);
+    k.quantize[int(ActFormat::Q8_K)](z.data(), b.data(), 512);
     CHECK(a == b);
   }
 }

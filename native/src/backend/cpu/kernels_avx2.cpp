@@ -63,6 +63,57 @@ void quant_q8_0(const float* x, void* dst, int64_t n) {
   }
 }
 
+// As the scalar quant_q8_k (llama.cpp's Q8_K), byte for byte: the first value of largest
+// magnitude maps to -127, the scale is -127 / that value, and bsums are sums of 16 quants.
+void quant_q8_k(const float* x, void* dst, int64_t n) {
+  ActQ8_K* y = static_cast<ActQ8_K*>(dst);
+  const __m256 sign = _mm256_set1_ps(-0.0f);
+  for (int64_t b = 0; b < n / kQK_K; ++b, x += kQK_K) {
+    __m256 m8 = _mm256_setzero_ps();
+    // The running maximum as the second operand: a NaN value is skipped, as in the scalar.
+    for (int k = 0; k < kQK_K / 8; ++k)
+      m8 = _mm256_max_ps(_mm256_andnot_ps(sign, _mm256_loadu_ps(x + 8 * k)), m8);
+    __m128 m = _mm_max_ps(_mm256_castps256_ps128(m8), _mm256_extractf128_ps(m8, 1));
+    m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+    m = _mm_max_ss(m, _mm_movehdup_ps(m));
+    const float amax = _mm_cvtss_f32(m);
+    if (amax == 0) {
+      y[b].d = 0;
+      std::memset(y[b].qs, 0, sizeof(y[b].qs));
+      std::memset(y[b].bsums, 0, sizeof(y[b].bsums));
+      continue;
+    }
+    float max = 0;
+    for (int j = 0; j < kQK_K; ++j) {
+      if (std::fabs(x[j]) == amax) {
+        max = x[j];
+        break;
+      }
+    }
+    const float iscale = -127.0f / max;
+    const __m256 vis = _mm256_set1_ps(iscale);
+    for (int k = 0; k < kQK_K / 32; ++k) {
+      __m256i q[4];
+      for (int i = 0; i < 4; ++i) {
+        q[i] = _mm256_cvtps_epi32(
+            _mm256_round_ps(_mm256_mul_ps(_mm256_loadu_ps(x + 32 * k + 8 * i), vis),
+                            _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+      }
+      // |q| <= 127 by construction; pack 32 int32 -> 32 int8 and undo the lane interleave.
+      __m256i p =
+          _mm256_packs_epi16(_mm256_packs_epi32(q[0], q[1]), _mm256_packs_epi32(q[2], q[3]));
+      p = _mm256_permutevar8x32_epi32(p, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(y[b].qs + 32 * k), p);
+    }
+    for (int g = 0; g < kQK_K / 16; ++g) {
+      int sum = 0;
+      for (int j = 0; j < 16; ++j) sum += y[b].qs[16 * g + j];
+      y[b].bsums[g] = static_cast<int16_t>(sum);
+    }
+    y[b].d = 1.0f / iscale;
+  }
+}
+
 // ---- dot products ------------------------------------------------------------------------
 
 float dot_f32(const void* w, const void* a, int64_t n) {
@@ -211,6 +262,7 @@ const Kernels* kernels_avx2() {
     t.isa = Isa::Avx2;
     t.quantize[static_cast<int>(ActFormat::F16)] = quant_f16;
     t.quantize[static_cast<int>(ActFormat::Q8_0)] = quant_q8_0;
+    t.quantize[static_cast<int>(ActFormat::Q8_K)] = quant_q8_k;
     t.dot[0] = dot_f32;
     t.dot[1] = dot_16bit<load_f16, f16_to_f32>;
     t.dot[2] = dot_16bit<load_bf16, bf16_to_f32>;

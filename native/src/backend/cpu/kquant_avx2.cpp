@@ -200,9 +200,24 @@ void kquant_rows(const uint8_t* w, size_t ws, int64_t rows, const uint8_t* a, si
     for (int c = 0; c < nc; ++c) facc[c] = _mm256_setzero_ps();
     for (int64_t b = 0; b < nb; ++b) {
       unpack_block<T>(row, b, kb);
-      for (int c = 0; c < nc; ++c) {
+      int c = 0;
+      // Two activation rows at a time: each unpacked vector and scale is loaded once for both.
+      for (; c + 2 <= nc; c += 2) {
+        const ActQ8_K* y0 = reinterpret_cast<const ActQ8_K*>(a + c * as) + b;
+        const ActQ8_K* y1 = reinterpret_cast<const ActQ8_K*>(a + (c + 1) * as) + b;
+        __m256i acc0 = _mm256_setzero_si256(), acc1 = _mm256_setzero_si256();
+#pragma GCC unroll 8
+        for (int k = 0; k < 8; ++k) {
+          acc0 = _mm256_add_epi32(acc0, scaled_dot(kb.q[k], y0->qs + 32 * k, kb.sc[k]));
+          acc1 = _mm256_add_epi32(acc1, scaled_dot(kb.q[k], y1->qs + 32 * k, kb.sc[k]));
+        }
+        facc[c] = finish_block<T>(acc0, kb.h, y0, facc[c]);
+        facc[c + 1] = finish_block<T>(acc1, kb.h, y1, facc[c + 1]);
+      }
+      for (; c < nc; ++c) {
         const ActQ8_K* ya = reinterpret_cast<const ActQ8_K*>(a + c * as) + b;
         __m256i acc = _mm256_setzero_si256();
+#pragma GCC unroll 8
         for (int k = 0; k < 8; ++k) {
           acc = _mm256_add_epi32(acc, scaled_dot(kb.q[k], ya->qs + 32 * k, kb.sc[k]));
         }
