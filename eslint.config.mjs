@@ -9,6 +9,7 @@ export default tseslint.config(
       'dist/**',
       'native/build/**',
       'native/build-fuzz/**',
+      'native/build-arm64/**',
       'test/.fixtures/**',
       'test/.artifacts/**',
       '.vscode-e2e/**',

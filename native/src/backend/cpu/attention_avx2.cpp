@@ -14,7 +14,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <vector>
 
 #include "backend/cpu/avx2_parts.h"
 #include "backend/cpu/fp16.h"
@@ -82,18 +81,15 @@ void attend(const AttentionTask& t) {
   const int hd = t.head_dim, pairs = t.rows * t.heads;
   int span = 0;  // positions any row may see
   for (int r = 0; r < t.rows; ++r) span = std::max(span, t.limit[r]);
-  const int padded = (span + kBlock - 1) / kBlock * kBlock;
-
-  thread_local std::vector<float> qf, p;
-  qf.resize(size_t(pairs) * hd);
-  p.resize(size_t(pairs) * padded);
+  const int padded = attention_padded_span(t);
+  float* qf = t.scratch;                      // pairs x hd
+  float* p = t.scratch + size_t(pairs) * hd;  // pairs x padded
   // Queries rounded to f16 to meet the f16 keys, as llama.cpp's f16 cache does.
   for (int g = 0; g < pairs; ++g) {
     const float* q = t.q + (g / t.heads) * t.q_stride + (g % t.heads) * hd;
     for (int d = 0; d < hd; d += 8) {
-      _mm256_storeu_ps(
-          qf.data() + g * hd + d,
-          _mm256_cvtph_ps(_mm256_cvtps_ph(_mm256_loadu_ps(q + d), _MM_FROUND_TO_NEAREST_INT)));
+      _mm256_storeu_ps(qf + g * hd + d, _mm256_cvtph_ps(_mm256_cvtps_ph(
+                                            _mm256_loadu_ps(q + d), _MM_FROUND_TO_NEAREST_INT)));
     }
   }
 
@@ -105,7 +101,7 @@ void attend(const AttentionTask& t) {
     for (int g = 0; g < pairs; ++g) {
       if (j0 >= t.limit[g / t.heads]) continue;
       // Eight chains (dimension d mod 8), summed pairwise: the multiply-adds overlap.
-      const float* q = qf.data() + g * hd;
+      const float* q = qf + g * hd;
       __m256 acc[8];
       for (int c = 0; c < 8; ++c) acc[c] = _mm256_setzero_ps();
       for (int d = 0; d < hd; d += 8) {
@@ -117,7 +113,7 @@ void attend(const AttentionTask& t) {
       }
       for (int c = 0; c < 4; ++c) acc[c] = _mm256_add_ps(acc[c], acc[c + 4]);
       acc[0] = _mm256_add_ps(_mm256_add_ps(acc[0], acc[2]), _mm256_add_ps(acc[1], acc[3]));
-      _mm256_storeu_ps(p.data() + size_t(g) * padded + j0, _mm256_mul_ps(acc[0], scale));
+      _mm256_storeu_ps(p + size_t(g) * padded + j0, _mm256_mul_ps(acc[0], scale));
     }
   }
 
@@ -125,7 +121,7 @@ void attend(const AttentionTask& t) {
   for (int g = 0; g < pairs; ++g) {
     const int r = g / t.heads, lim = t.limit[r];
     const uint8_t* mask = t.mask ? t.mask + r * t.mask_stride : nullptr;
-    float* s = p.data() + size_t(g) * padded;
+    float* s = p + size_t(g) * padded;
     float mx = -INFINITY;
     for (int j = 0; j < lim; ++j) {
       if (mask && !mask[j]) s[j] = -INFINITY;
@@ -159,7 +155,7 @@ void attend(const AttentionTask& t) {
       const int r = g / t.heads;
       const int m = std::min(n, t.limit[r] - j0);
       if (m <= 0) continue;
-      const float* w = p.data() + size_t(g) * padded + j0;
+      const float* w = p + size_t(g) * padded + j0;
       float* out = t.out + r * t.q_stride + (g % t.heads) * hd;
       int d0 = 0;
       for (; d0 + 64 <= hd; d0 += 64) add_weighted<8>(w, m, vf + d0, hd, out + d0);

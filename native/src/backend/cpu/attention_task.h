@@ -23,6 +23,27 @@ struct AttentionTask {
   const uint8_t* mask;  // per row r at mask + r * mask_stride (nonzero = visible), or null
   size_t mask_stride;
   float scale;  // applied to q.k
+  // Working memory of attention_scratch_floats() floats, 32-byte aligned, owned by the
+  // caller (kernel files stay free of allocating containers: their template code would be
+  // compiled for their instruction set and could be shared with other files at link time).
+  float* scratch;
 };
+
+// Internal linkage: included by files built for different instruction sets.
+namespace {
+
+// Positions any row of the task may see, rounded up to whole blocks of 8.
+inline int attention_padded_span(const AttentionTask& t) {
+  int span = 0;
+  for (int r = 0; r < t.rows; ++r) span = span > t.limit[r] ? span : t.limit[r];
+  return (span + 7) / 8 * 8;
+}
+
+// Queries as f32 plus one score/weight row per (row, head).
+inline size_t attention_scratch_floats(const AttentionTask& t) {
+  return size_t(t.rows) * t.heads * (t.head_dim + attention_padded_span(t));
+}
+
+}  // namespace
 
 }  // namespace leapfrog::cpu

@@ -263,6 +263,11 @@ void CpuBackend::attention(KvStorage& kv_base, const AttentionArgs& a) {
       t.mask = a.mask ? a.mask + static_cast<size_t>(r0) * a.kv_len : nullptr;
       t.mask_stride = a.kv_len;
       t.scale = a.scale;
+      t.scratch = nullptr;
+      thread_local std::vector<float> scratch;
+      scratch.resize(cpu::attention_scratch_floats(t) + 8);
+      const uintptr_t base = reinterpret_cast<uintptr_t>(scratch.data());
+      t.scratch = scratch.data() + (32 - base % 32) % 32 / sizeof(float);
       k_->attend(t);
     });
     return;

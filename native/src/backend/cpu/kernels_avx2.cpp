@@ -12,6 +12,7 @@
 #include "backend/cpu/fp16.h"
 #include "backend/cpu/kernels.h"
 #include "backend/cpu/quant_blocks.h"
+#include "backend/cpu/tile_driver.h"
 
 namespace leapfrog::cpu {
 
@@ -78,19 +79,10 @@ void quant_q8_k(const float* x, void* dst, int64_t n) {
     m = _mm_max_ss(m, _mm_movehdup_ps(m));
     const float amax = _mm_cvtss_f32(m);
     if (amax == 0) {
-      y[b].d = 0;
-      std::memset(y[b].qs, 0, sizeof(y[b].qs));
-      std::memset(y[b].bsums, 0, sizeof(y[b].bsums));
+      q8k_zero(y[b]);
       continue;
     }
-    float max = 0;
-    for (int j = 0; j < kQK_K; ++j) {
-      if (std::fabs(x[j]) == amax) {
-        max = x[j];
-        break;
-      }
-    }
-    const float iscale = -127.0f / max;
+    const float iscale = -127.0f / q8k_first_of_magnitude(x, amax);
     const __m256 vis = _mm256_set1_ps(iscale);
     for (int k = 0; k < kQK_K / 32; ++k) {
       __m256i q[4];
@@ -214,27 +206,19 @@ void tile_q8_0(const uint8_t* w, size_t ws, const uint8_t* a, size_t as, float* 
     for (int c = 0; c < C; ++c) y[c * ldy + r] = hsum(acc[r][c]);
 }
 
-template <bool kQ4, int R>
-void cols_q8_0(const uint8_t* w, size_t ws, const uint8_t* a, size_t as, int n, float* y,
-               size_t ldy, int64_t nb) {
-  int i = 0;
-  for (; i + 4 <= n; i += 4) tile_q8_0<kQ4, R, 4>(w, ws, a + i * as, as, y + i * ldy, ldy, nb);
-  if (n - i >= 2) {
-    tile_q8_0<kQ4, R, 2>(w, ws, a + i * as, as, y + i * ldy, ldy, nb);
-    i += 2;
+template <bool kQ4>
+struct TileQ8_0 {
+  template <int R, int C>
+  static void run(const uint8_t* w, size_t ws, const uint8_t* a, size_t as, float* y, size_t ldy,
+                  int64_t nb) {
+    tile_q8_0<kQ4, R, C>(w, ws, a, as, y, ldy, nb);
   }
-  if (i < n) tile_q8_0<kQ4, R, 1>(w, ws, a + i * as, as, y + i * ldy, ldy, nb);
-}
+};
 
 template <bool kQ4>
 void gemm_q8_0(const uint8_t* w, size_t ws, int64_t rows, const uint8_t* a, size_t as, int n,
                float* y, size_t ldy, int64_t cols) {
-  const int64_t nb = cols / kQK;
-  int64_t r = 0;
-  // Two rows at a time (decoding included: two independent chains, and the prefetch of
-  // the next pair keeps the side-by-side streams fed; 4 rows measured no better).
-  for (; r + 2 <= rows; r += 2) cols_q8_0<kQ4, 2>(w + r * ws, ws, a, as, n, y + r, ldy, nb);
-  for (; r < rows; ++r) cols_q8_0<kQ4, 1>(w + r * ws, ws, a, as, n, y + r, ldy, nb);
+  tile_rows_by_two<TileQ8_0<kQ4>>(w, ws, rows, a, as, n, y, ldy, cols / kQK);
 }
 
 template <bool kQ4>

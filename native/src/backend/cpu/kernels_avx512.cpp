@@ -30,6 +30,7 @@
 #include "backend/cpu/avx512_parts.h"
 #include "backend/cpu/kernels.h"
 #include "backend/cpu/quant_blocks.h"
+#include "backend/cpu/tile_driver.h"
 
 // GCC before 13 warns about its own _mm512_undefined_* placeholders ("__Y is used
 // uninitialized") wherever a 512-bit intrinsic is inlined; fixed in GCC 13.
@@ -199,26 +200,19 @@ void tile_q8_0(const uint8_t* w, size_t ws, const uint8_t* a, size_t as, float* 
     for (int c = 0; c < C; ++c) y[c * ldy + r] = hsum(acc[r][c]);
 }
 
-template <BType T, int R>
-void cols_q8_0(const uint8_t* w, size_t ws, const uint8_t* a, size_t as, int n, float* y,
-               size_t ldy, int64_t nb) {
-  int i = 0;
-  for (; i + 4 <= n; i += 4) tile_q8_0<T, R, 4>(w, ws, a + i * as, as, y + i * ldy, ldy, nb);
-  if (n - i >= 2) {
-    tile_q8_0<T, R, 2>(w, ws, a + i * as, as, y + i * ldy, ldy, nb);
-    i += 2;
+template <BType T>
+struct TileQ8_0 {
+  template <int R, int C>
+  static void run(const uint8_t* w, size_t ws, const uint8_t* a, size_t as, float* y, size_t ldy,
+                  int64_t nb) {
+    tile_q8_0<T, R, C>(w, ws, a, as, y, ldy, nb);
   }
-  if (i < n) tile_q8_0<T, R, 1>(w, ws, a + i * as, as, y + i * ldy, ldy, nb);
-}
+};
 
 template <BType T>
 void gemm_q8_0(const uint8_t* w, size_t ws, int64_t rows, const uint8_t* a, size_t as, int n,
                float* y, size_t ldy, int64_t cols) {
-  const int64_t nb = cols / kQK;
-  int64_t r = 0;
-  // Two rows at a time, as the AVX2 kernel (decode is bound by memory, not by the tile).
-  for (; r + 2 <= rows; r += 2) cols_q8_0<T, 2>(w + r * ws, ws, a, as, n, y + r, ldy, nb);
-  for (; r < rows; ++r) cols_q8_0<T, 1>(w + r * ws, ws, a, as, n, y + r, ldy, nb);
+  tile_rows_by_two<TileQ8_0<T>>(w, ws, rows, a, as, n, y, ldy, cols / kQK);
 }
 
 template <BType T>

@@ -95,19 +95,10 @@ void quant_q8_k(const float* x, void* dst, int64_t n) {
     for (int j = 0; j < kQK_K; j += 4) vmax = vmaxq_f32(vmax, vabsq_f32(vld1q_f32(x + j)));
     const float amax = vmaxvq_f32(vmax);
     if (amax == 0) {
-      y[b].d = 0;
-      std::memset(y[b].qs, 0, sizeof(y[b].qs));
-      std::memset(y[b].bsums, 0, sizeof(y[b].bsums));
+      q8k_zero(y[b]);
       continue;
     }
-    float max = 0;
-    for (int j = 0; j < kQK_K; ++j) {
-      if (std::fabs(x[j]) == amax) {
-        max = x[j];
-        break;
-      }
-    }
-    const float iscale = -127.0f / max;
+    const float iscale = -127.0f / q8k_first_of_magnitude(x, amax);
     const int32x4_t top = vdupq_n_s32(127);
     for (int g = 0; g < kQK_K / 16; ++g) {
       int32x4_t q[4];

@@ -43,21 +43,13 @@ void quant_q8_0(const float* x, void* dst, int64_t n) {
 void quant_q8_k(const float* x, void* dst, int64_t n) {
   ActQ8_K* y = static_cast<ActQ8_K*>(dst);
   for (int64_t b = 0; b < n / kQK_K; ++b, x += kQK_K) {
-    float amax = 0, max = 0;
-    for (int j = 0; j < kQK_K; ++j) {
-      const float ax = std::fabs(x[j]);
-      if (ax > amax) {
-        amax = ax;
-        max = x[j];
-      }
-    }
+    float amax = 0;
+    for (int j = 0; j < kQK_K; ++j) amax = std::fmax(amax, std::fabs(x[j]));  // skips NaN
     if (amax == 0) {
-      y[b].d = 0;
-      std::memset(y[b].qs, 0, sizeof(y[b].qs));
-      std::memset(y[b].bsums, 0, sizeof(y[b].bsums));
+      q8k_zero(y[b]);
       continue;
     }
-    const float iscale = -127.0f / max;
+    const float iscale = -127.0f / q8k_first_of_magnitude(x, amax);
     for (int j = 0; j < kQK_K; ++j) {
       int v = static_cast<int>(std::nearbyintf(iscale * x[j]));
       y[b].qs[j] = static_cast<int8_t>(v > 127 ? 127 : v);

@@ -21,6 +21,7 @@
 
 #include "backend/cpu/avx2_common.h"
 #include "backend/cpu/quant_blocks.h"
+#include "backend/cpu/tile_driver.h"
 
 namespace leapfrog::cpu::packed {
 
@@ -117,19 +118,21 @@ void tile(const Block* x, const uint8_t* a, size_t as, float* y, size_t ldy, int
 }
 
 template <class Step, class Block>
+struct PackedTile {
+  // R = kRows: w is one packed group of kRows rows.
+  template <int R, int C>
+  static void run(const uint8_t* w, size_t, const uint8_t* a, size_t as, float* y, size_t ldy,
+                  int64_t nb) {
+    tile<Step, Block, C>(reinterpret_cast<const Block*>(w), a, as, y, ldy, nb);
+  }
+};
+
+template <class Step, class Block>
 void gemm_packed(const uint8_t* w, size_t ws, int64_t rows, const uint8_t* a, size_t as, int n,
                  float* y, size_t ldy, int64_t cols) {
-  const int64_t nb = cols / kQK;
   for (int64_t r = 0; r < rows; r += kRows) {
-    const Block* x = reinterpret_cast<const Block*>(w + (r / kRows) * ws);
-    float* yr = y + r;
-    int i = 0;
-    for (; i + 4 <= n; i += 4) tile<Step, Block, 4>(x, a + i * as, as, yr + i * ldy, ldy, nb);
-    if (n - i >= 2) {
-      tile<Step, Block, 2>(x, a + i * as, as, yr + i * ldy, ldy, nb);
-      i += 2;
-    }
-    if (i < n) tile<Step, Block, 1>(x, a + i * as, as, yr + i * ldy, ldy, nb);
+    tile_columns<PackedTile<Step, Block>, kRows>(w + (r / kRows) * ws, ws, a, as, n, y + r, ldy,
+                                                 cols / kQK);
   }
 }
 

@@ -84,4 +84,26 @@ struct alignas(32) ActQ8_K {
 };
 static_assert(sizeof(ActQ8_K) == 320);
 
+// The rules of a Q8_K activation block that every instruction set's quantizer shares.
+// Internal linkage: files built for different instruction sets include this.
+namespace {
+
+// An all-zero block: scale, quants and sums zero.
+inline void q8k_zero(ActQ8_K& y) {
+  y.d = 0;
+  for (int8_t& q : y.qs) q = 0;
+  for (int16_t& s : y.bsums) s = 0;
+}
+
+// The first of x[0..256) whose magnitude is amax (> 0): it maps to -127, so ties between
+// +m and -m go to whichever comes first, as in llama.cpp.
+inline float q8k_first_of_magnitude(const float* x, float amax) {
+  for (int j = 0; j < kQK_K; ++j) {
+    if (x[j] == amax || x[j] == -amax) return x[j];
+  }
+  return amax;  // not reached for amax taken from x
+}
+
+}  // namespace
+
 }  // namespace leapfrog::cpu
