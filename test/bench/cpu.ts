@@ -45,6 +45,15 @@ export interface CpuModelResult {
   };
 }
 
+/**
+ * Pause before each measurement: an engine's worker threads spin for a while after their
+ * last job before they sleep (llama.cpp's thread pool polls, Leapfrog's spins briefly), and on
+ * a 2-core machine the other engine's spinning threads would take cores from the one being
+ * timed. The same pause for both engines.
+ */
+const SETTLE_MS = 300;
+const settle = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
+
 export function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
   const m = s.length >> 1;
@@ -85,8 +94,14 @@ export async function benchCpuModel(
 
   for (let r = 0; r < o.reps; r++) {
     for (const e of order(r)) {
-      if (o.pp > 0) samples.get(e)!.pp.push(await e.pp(o.pp));
-      if (o.tg > 0) samples.get(e)!.tg.push(await e.tg(o.tg));
+      if (o.pp > 0) {
+        await settle();
+        samples.get(e)!.pp.push(await e.pp(o.pp));
+      }
+      if (o.tg > 0) {
+        await settle();
+        samples.get(e)!.tg.push(await e.tg(o.tg));
+      }
     }
     o.log(
       `  rep ${r + 1}/${o.reps}: ` +
@@ -106,11 +121,13 @@ export async function benchCpuModel(
     for (const e of engines) await e.pass(o.batches[0]!); // warm-up on top of the context
     for (let r = 0; r < o.reps; r++) {
       for (const n of o.batches)
-        for (const e of order(r + n))
+        for (const e of order(r + n)) {
+          await settle();
           samples
             .get(e)!
             .pass.get(n)!
             .push(await e.pass(n));
+        }
     }
   }
   for (const e of engines) await e.dispose();
