@@ -3,8 +3,9 @@
 // or Metal backend can implement it later without touching the graph.
 //
 // Conventions: activations are row-major f32 matrices of `n` rows (tokens, 1..64 per call)
-// by `dim` columns. Weights are GGUF tensors used in place from the file mapping: a weight
-// of `rows` output features by `cols` input features, each row `row_bytes` long.
+// by `dim` columns. Weights are GGUF tensors in the file mapping: a weight of `rows` output
+// features by `cols` input features, each row `row_bytes` long, which a backend may also
+// copy once into its own layout at load (pack_weight).
 #pragma once
 #include <cstddef>
 #include <cstdint>
