@@ -4,10 +4,11 @@
 // int16 scale vector; the integer sum of a (row, activation) pair over the super-block is
 // sum_k madd(maddubs(q_k, a_k), sc_k), then one float step adds the super-block to the
 // pair's accumulator. Two loops share these pieces:
-// - decoding (one activation row): each 64-weight pair of vectors is unpacked and used at
-//   once, so nothing is kept but the running sums (unpacking the whole super-block first
-//   spills registers, and decode is then compute-bound instead of memory-bound);
-// - batches: a row's super-block is unpacked once into registers and memory (KBlock) and
+// - decoding and short drafts (1..4 activation rows): each 64-weight pair of vectors is
+//   unpacked and used at once, so nothing is kept but the running sums (unpacking the whole
+//   super-block first spills registers, and decode is then compute-bound instead of
+//   memory-bound);
+// - larger batches: a row's super-block is unpacked once into registers and memory (KBlock) and
 //   multiplied with the same super-block of every activation row.
 // Both give every pair the same integer lanes and the same float steps, so a batched result
 // equals the one-row result bit for bit.
@@ -143,31 +144,47 @@ inline __m256 finish_block(__m256i acc, const KHeader& h, const ActQ8_K* ya, __m
   }
 }
 
-// One super-block of one row with one activation row, added to facc.
-template <KType T>
-inline __m256 gemv_block(const uint8_t* row, int64_t b, const ActQ8_K* ya, __m256 facc) {
+// One super-block of one row with C activation rows (C <= 4), added to facc[0..C).
+template <KType T, int C>
+inline void few_block(const uint8_t* row, int64_t b, const ActQ8_K* const* ya, __m256* facc) {
   const KHeader h = load_header<T>(row, b);
-  __m256i acc = _mm256_setzero_si256();
+  __m256i acc[C];
+#pragma GCC unroll 4
+  for (int c = 0; c < C; ++c) acc[c] = _mm256_setzero_si256();
 #pragma GCC unroll 4
   for (int p = 0; p < 4; ++p) {
     __m256i q0, q1;
     load_quant_pair<T>(row, b, p, q0, q1);
-    acc = _mm256_add_epi32(acc, scaled_dot(q0, ya->qs + 64 * p, scale_vec<T>(h, 2 * p)));
-    acc = _mm256_add_epi32(acc, scaled_dot(q1, ya->qs + 64 * p + 32, scale_vec<T>(h, 2 * p + 1)));
+    const __m256i s0 = scale_vec<T>(h, 2 * p), s1 = scale_vec<T>(h, 2 * p + 1);
+#pragma GCC unroll 4
+    for (int c = 0; c < C; ++c) {
+      acc[c] = _mm256_add_epi32(acc[c], scaled_dot(q0, ya[c]->qs + 64 * p, s0));
+      acc[c] = _mm256_add_epi32(acc[c], scaled_dot(q1, ya[c]->qs + 64 * p + 32, s1));
+    }
   }
-  return finish_block<T>(acc, h, ya, facc);
+#pragma GCC unroll 4
+  for (int c = 0; c < C; ++c) facc[c] = finish_block<T>(acc[c], h, ya[c], facc[c]);
 }
 
-// One activation row: rows [0, rows) of w times a. (Two rows side by side measured slower:
-// the second chain's unpacked vectors spill.)
-template <KType T>
-void kquant_gemv(const uint8_t* w, size_t ws, int64_t rows, const uint8_t* a, float* y,
-                 int64_t nb) {
-  const ActQ8_K* act = reinterpret_cast<const ActQ8_K*>(a);
+// Decoding and short drafts (1..4 activation rows): rows [0, rows) of w, each 64-weight pair
+// unpacked and used at once for every activation row (unpacking a whole super-block first
+// spills registers; with so few rows to share it, that costs more than it saves). Two weight
+// rows side by side measured slower: the second row's unpacked vectors spill.
+template <KType T, int C>
+void kquant_few(const uint8_t* w, size_t ws, int64_t rows, const uint8_t* a, size_t as, float* y,
+                size_t ldy, int64_t nb) {
   for (int64_t r = 0; r < rows; ++r) {
-    __m256 f = _mm256_setzero_ps();
-    for (int64_t b = 0; b < nb; ++b) f = gemv_block<T>(w + r * ws, b, act + b, f);
-    y[r] = hsum(f);
+    __m256 f[C];
+#pragma GCC unroll 4
+    for (int c = 0; c < C; ++c) f[c] = _mm256_setzero_ps();
+    for (int64_t b = 0; b < nb; ++b) {
+      const ActQ8_K* ya[C];
+#pragma GCC unroll 4
+      for (int c = 0; c < C; ++c) ya[c] = reinterpret_cast<const ActQ8_K*>(a + c * as) + b;
+      few_block<T, C>(w + r * ws, b, ya, f);
+    }
+#pragma GCC unroll 4
+    for (int c = 0; c < C; ++c) y[c * ldy + r] = hsum(f[c]);
   }
 }
 
@@ -232,7 +249,18 @@ template <KType T>
 void gemm_kquant(const uint8_t* w, size_t ws, int64_t rows, const uint8_t* a, size_t as, int n,
                  float* y, size_t ldy, int64_t cols) {
   const int64_t nb = cols / kQK_K;
-  if (n == 1) return kquant_gemv<T>(w, ws, rows, a, y, nb);
+  switch (n) {
+    case 1:
+      return kquant_few<T, 1>(w, ws, rows, a, as, y, ldy, nb);
+    case 2:
+      return kquant_few<T, 2>(w, ws, rows, a, as, y, ldy, nb);
+    case 3:
+      return kquant_few<T, 3>(w, ws, rows, a, as, y, ldy, nb);
+    case 4:
+      return kquant_few<T, 4>(w, ws, rows, a, as, y, ldy, nb);
+    default:
+      break;
+  }
   // Activation rows in groups of up to 16: their blocks stay in L1/L2 while a weight row is
   // swept over them (groups of 32 measured ~7 % slower on 512-token prompts here).
   for (int i0 = 0; i0 < n; i0 += 16) {
@@ -244,8 +272,8 @@ void gemm_kquant(const uint8_t* w, size_t ws, int64_t rows, const uint8_t* a, si
 template <KType T>
 float dot_kquant(const void* w, const void* a, int64_t n) {
   float out;
-  kquant_gemv<T>(static_cast<const uint8_t*>(w), 0, 1, static_cast<const uint8_t*>(a), &out,
-                 n / kQK_K);
+  kquant_few<T, 1>(static_cast<const uint8_t*>(w), 0, 1, static_cast<const uint8_t*>(a), 0, &out, 0,
+                   n / kQK_K);
   return out;
 }
 
