@@ -360,10 +360,7 @@ TEST(matmul_matches_naive_reference_all_types_isas_batches) {
   const int rows = 37, cols = 512;
   for (Isa isa : runnable_isas()) {
     for (int threads : {1, 2}) {
-      CpuBackendOptions o;
-      o.isa = isa;
-      o.threads = threads;
-      CpuBackend be(o);
+      CpuBackend be({.threads = threads, .isa = isa});
       for (GgmlType t : kAllTypes) {
         std::vector<uint8_t> wbytes;
         for (int r = 0; r < rows; ++r) {
@@ -465,9 +462,7 @@ TEST(attention_matches_naive_causal_and_masked) {
     for (Isa isa : runnable_isas()) {
       const int heads = shape.heads, kv_heads = shape.kv_heads, hd = shape.hd;
       const int kv_len = shape.kv_len, ctx = kv_len + 8, n = 3;
-      CpuBackendOptions o;
-      o.isa = isa;
-      CpuBackend be(o);
+      CpuBackend be({.isa = isa});
       KvLayout lay{1, ctx, kv_heads, hd};
       auto kv = be.create_kv(lay);
       std::vector<float> k(kv_len * kv_heads * hd), v(k.size());
@@ -526,10 +521,7 @@ TEST(attention_rows_bit_identical_to_single_rows) {
   std::normal_distribution<float> nd(0, 1);
   for (const AttnShape& shape : kAttnShapes) {
     for (Isa isa : runnable_isas()) {
-      CpuBackendOptions o;
-      o.isa = isa;
-      o.threads = 3;
-      CpuBackend be(o);
+      CpuBackend be({.threads = 3, .isa = isa});
       const int n = 6, kv_len = shape.kv_len + n, q_dim = shape.heads * shape.hd;
       KvLayout lay{1, kv_len, shape.kv_heads, shape.hd};
       auto kv = be.create_kv(lay);

@@ -103,10 +103,7 @@ TEST(batched_rows_bit_identical_to_single_rows) {
   const int rows = 43, cols = 768;  // rows not a multiple of any tile
   for (Isa isa : runnable_isas()) {
     for (int threads : {1, 3}) {
-      CpuBackendOptions o;
-      o.isa = isa;
-      o.threads = threads;
-      CpuBackend be(o);
+      CpuBackend be({.threads = threads, .isa = isa});
       for (GgmlType t : kTypes) {
         auto wb = random_weights(t, rows, cols, rng);
         WeightView w{t, wb.data(), rows, cols, ggml_row_bytes(t, cols)};
@@ -157,10 +154,7 @@ TEST(matmul_multi_equals_separate_matmuls) {
   std::normal_distribution<float> nd(0, 1);
   const int cols = 512;
   for (Isa isa : runnable_isas()) {
-    CpuBackendOptions o;
-    o.isa = isa;
-    o.threads = 2;
-    CpuBackend be(o);
+    CpuBackend be({.threads = 2, .isa = isa});
     // Same input format (Q/K/V of one type), and mixed formats (falls back per weight).
     const std::vector<std::vector<GgmlType>> sets = {
         {GgmlType::Q8_0, GgmlType::Q8_0, GgmlType::Q4_0},
@@ -206,10 +200,7 @@ TEST(packed_weights_match_file_layout_and_batches) {
   int packed_types = 0;
   for (Isa isa : runnable_isas()) {
     for (int threads : {1, 3}) {
-      CpuBackendOptions o;
-      o.isa = isa;
-      o.threads = threads;
-      CpuBackend be(o);
+      CpuBackend be({.threads = threads, .isa = isa});
       for (GgmlType t : kTypes) {
         auto wb = random_weights(t, rows, cols, rng);
         WeightView plain{t, wb.data(), rows, cols, ggml_row_bytes(t, cols)};

@@ -215,20 +215,6 @@ struct TileQ8_0 {
   }
 };
 
-template <bool kQ4>
-void gemm_q8_0(const uint8_t* w, size_t ws, int64_t rows, const uint8_t* a, size_t as, int n,
-               float* y, size_t ldy, int64_t cols) {
-  tile_rows_by_two<TileQ8_0<kQ4>>(w, ws, rows, a, as, n, y, ldy, cols / kQK);
-}
-
-template <bool kQ4>
-float dot_q8_0(const void* w, const void* a, int64_t n) {
-  float out;
-  tile_q8_0<kQ4, 1, 1>(static_cast<const uint8_t*>(w), 0, static_cast<const uint8_t*>(a), 0, &out,
-                       0, n / kQK);
-  return out;
-}
-
 void axpy_f16(float a, const uint16_t* v, float* y, int64_t n) {
   const __m256 va = _mm256_set1_ps(a);
   int64_t i = 0;
@@ -250,13 +236,13 @@ const Kernels* kernels_avx2() {
     t.dot[0] = dot_f32;
     t.dot[1] = dot_16bit<load_f16, f16_to_f32>;
     t.dot[2] = dot_16bit<load_bf16, bf16_to_f32>;
-    t.dot[3] = dot_q8_0<false>;
-    t.dot[4] = dot_q8_0<true>;
+    t.dot[3] = dot_tiled<TileQ8_0<false>, kQK>;
+    t.dot[4] = dot_tiled<TileQ8_0<true>, kQK>;
     t.gemm[0] = gemm_by_dot<dot_f32>;
     t.gemm[1] = gemm_by_dot<dot_16bit<load_f16, f16_to_f32>>;
     t.gemm[2] = gemm_by_dot<dot_16bit<load_bf16, bf16_to_f32>>;
-    t.gemm[3] = gemm_q8_0<false>;
-    t.gemm[4] = gemm_q8_0<true>;
+    t.gemm[3] = gemm_tiled<TileQ8_0<false>, kQK>;
+    t.gemm[4] = gemm_tiled<TileQ8_0<true>, kQK>;
     t.axpy_f16 = axpy_f16;
     avx2::install_kquant(t);
     avx2::install_attention(t);

@@ -209,20 +209,6 @@ struct TileQ8_0 {
   }
 };
 
-template <BType T>
-void gemm_q8_0(const uint8_t* w, size_t ws, int64_t rows, const uint8_t* a, size_t as, int n,
-               float* y, size_t ldy, int64_t cols) {
-  tile_rows_by_two<TileQ8_0<T>>(w, ws, rows, a, as, n, y, ldy, cols / kQK);
-}
-
-template <BType T>
-float dot_q8_0(const void* w, const void* a, int64_t n) {
-  float out;
-  tile_q8_0<T, 1, 1>(static_cast<const uint8_t*>(w), 0, static_cast<const uint8_t*>(a), 0, &out, 0,
-                     n / kQK);
-  return out;
-}
-
 // ---- K-quants ----------------------------------------------------------------------------
 //
 // One weight row's super-block is unpacked once into four registers of unsigned quants
@@ -269,15 +255,8 @@ inline void unpack_kblock(const uint8_t* row, int64_t b, KBlock& kb) {
         _mm256_sub_epi16(_mm256_setzero_si256(), _mm256_slli_epi16(_mm256_cvtepi8_epi16(s8), 5));
     kb.dw = _mm512_set1_ps(h2f(x->d));
   } else {
-    const uint8_t *scales, *q;
-    uint16_t d, dmin;
-    if constexpr (T == KType::Q5) {
-      const BlockQ5_K* x = reinterpret_cast<const BlockQ5_K*>(row) + b;
-      scales = x->scales, q = x->qs, d = x->d, dmin = x->dmin;
-    } else {
-      const BlockQ4_K* x = reinterpret_cast<const BlockQ4_K*>(row) + b;
-      scales = x->scales, q = x->qs, d = x->d, dmin = x->dmin;
-    }
+    const K4Fields f = k4_fields<T == KType::Q5>(row, b);
+    const uint8_t* q = f.qs;
     __m512i hbits;
     if constexpr (T == KType::Q5) {
       hbits = _mm512_broadcast_i64x4(load256(reinterpret_cast<const BlockQ5_K*>(row)[b].qh));
@@ -294,22 +273,18 @@ inline void unpack_kblock(const uint8_t* row, int64_t b, KBlock& kb) {
       }
       kb.q[c] = z;
     }
-    // The 8 six-bit scales and mins, unpacked with word operations (see scale_min_k4).
-    uint32_t u[3];
-    std::memcpy(u, scales, 12);
-    const uint32_t sc_lo = u[0] & 0x3f3f3f3f, m_lo = u[1] & 0x3f3f3f3f;
-    const uint32_t sc_hi = (u[2] & 0x0f0f0f0f) | ((u[0] >> 2) & 0x30303030);
-    const uint32_t m_hi = ((u[2] >> 4) & 0x0f0f0f0f) | ((u[1] >> 2) & 0x30303030);
+    uint32_t sm4[4];
+    k4_scales_mins(f.scales, sm4);
     // Lanes 0..7: scales, 8..15: mins.
-    const __m512i s32 = _mm512_cvtepu8_epi32(_mm_setr_epi32(sc_lo, sc_hi, m_lo, m_hi));
+    const __m512i s32 = _mm512_cvtepu8_epi32(_mm_setr_epi32(sm4[0], sm4[1], sm4[2], sm4[3]));
     for (int c = 0; c < 4; ++c) {
       const __m512i idx = join(_mm256_set1_epi32(2 * c), _mm256_set1_epi32(2 * c + 1));
       kb.sc[c] = _mm512_permutexvar_epi32(idx, s32);
     }
     const __m256i mins = _mm512_extracti64x4_epi64(s32, 1);
     kb.m16 = _mm256_or_si256(mins, _mm256_slli_epi32(mins, 16));
-    kb.dw = _mm512_set1_ps(h2f(d));
-    kb.dmin = _mm512_set1_ps(h2f(dmin));
+    kb.dw = _mm512_set1_ps(h2f(f.d));
+    kb.dmin = _mm512_set1_ps(h2f(f.dmin));
   }
 }
 
@@ -382,18 +357,18 @@ const Kernels* kernels_avx512() {
   static const Kernels k = [] {
     Kernels t = *kernels_avx2();
     t.isa = Isa::Avx512;
-    t.dot[3] = dot_q8_0<BType::Q8>;
-    t.dot[4] = dot_q8_0<BType::Q4>;
+    t.dot[3] = dot_tiled<TileQ8_0<BType::Q8>, kQK>;
+    t.dot[4] = dot_tiled<TileQ8_0<BType::Q4>, kQK>;
     t.dot[5] = dot_kquant<KType::Q4>;
     t.dot[6] = dot_kquant<KType::Q5>;
     t.dot[7] = dot_kquant<KType::Q6>;
-    t.dot[8] = dot_q8_0<BType::Q5>;
-    t.gemm[3] = gemm_q8_0<BType::Q8>;
-    t.gemm[4] = gemm_q8_0<BType::Q4>;
+    t.dot[8] = dot_tiled<TileQ8_0<BType::Q5>, kQK>;
+    t.gemm[3] = gemm_tiled<TileQ8_0<BType::Q8>, kQK>;
+    t.gemm[4] = gemm_tiled<TileQ8_0<BType::Q4>, kQK>;
     t.gemm[5] = gemm_kquant<KType::Q4>;
     t.gemm[6] = gemm_kquant<KType::Q5>;
     t.gemm[7] = gemm_kquant<KType::Q6>;
-    t.gemm[8] = gemm_q8_0<BType::Q5>;
+    t.gemm[8] = gemm_tiled<TileQ8_0<BType::Q5>, kQK>;
     // Q8_0/Q4_0/Q5_0 matrices of whole 8-row groups are packed (the AVX2 packing) and run
     // the VNNI product over it; the kernels above serve the others.
     install_packed_vnni(t);

@@ -24,9 +24,7 @@ const Kernels* kernels_avx_vnni() {
   static const Kernels k = [] {
     Kernels t = *kernels_avx2();
     t.isa = Isa::AvxVnni;
-    t.packed[kernel_slot(GgmlType::Q8_0)].gemm = gemm_packed<AvxVnniStep, BlockQ8_0x8>;
-    t.packed[kernel_slot(GgmlType::Q4_0)].gemm = gemm_packed<AvxVnniStep, BlockQ4_0x8>;
-    t.packed[kernel_slot(GgmlType::Q5_0)].gemm = gemm_packed<AvxVnniStep, BlockQ5_0x8>;
+    set_packed_products<AvxVnniStep>(t);
     return t;
   }();
   return &k;

@@ -188,15 +188,9 @@ inline void unpack_kblock(const uint8_t* row, int64_t b, KBlock& kb) {
     kb.s6[1] = vmovl_high_s8(sc);
     kb.dw = h2f(x->d);
   } else {
-    const uint8_t *scales, *q;
-    uint16_t d, dmin;
-    if constexpr (T == KType::Q5) {
-      const BlockQ5_K* x = reinterpret_cast<const BlockQ5_K*>(row) + b;
-      scales = x->scales, q = x->qs, d = x->d, dmin = x->dmin;
-    } else {
-      const BlockQ4_K* x = reinterpret_cast<const BlockQ4_K*>(row) + b;
-      scales = x->scales, q = x->qs, d = x->d, dmin = x->dmin;
-    }
+    const K4Fields f = k4_fields<T == KType::Q5>(row, b);
+    const uint8_t *scales = f.scales, *q = f.qs;
+    const uint16_t d = f.d, dmin = f.dmin;
     uint8x16_t h[2];
     if constexpr (T == KType::Q5) {
       const uint8_t* qh = (reinterpret_cast<const BlockQ5_K*>(row) + b)->qh;

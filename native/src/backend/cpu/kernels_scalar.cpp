@@ -249,7 +249,8 @@ const Kernels& kernels_scalar() {
       {dot_f32, dot_f16, dot_bf16, dot_q8_0, dot_q4_0, dot_q4_k, dot_q5_k, dot_q6_k, dot_q5_0},
       {gemm_by_dot<dot_f32>, gemm_by_dot<dot_f16>, gemm_by_dot<dot_bf16>, gemm_by_dot<dot_q8_0>,
        gemm_by_dot<dot_q4_0>, gemm_by_dot<dot_q4_k>, gemm_by_dot<dot_q5_k>, gemm_by_dot<dot_q6_k>,
-       // Q5_0 has no AVX2 kernel yet: the AVX2 table inherits this scalar one.
+       // Q5_0 in the file layout: the AVX2 table packs Q5_0 (packed_avx2.cpp) and inherits
+       // this one only for matrices whose rows do not come in groups of 8.
        gemm_by_dot<dot_q5_0>},
       axpy_f16,
       nullptr,  // attention: the backend's generic loop over dot and axpy_f16

@@ -13,7 +13,6 @@
 // Both give every pair the same integer lanes and the same float steps, so a batched result
 // equals the one-row result bit for bit.
 #include <algorithm>
-#include <cstring>
 
 #include "backend/cpu/avx2_common.h"
 #include "backend/cpu/avx2_parts.h"
@@ -43,27 +42,15 @@ inline KHeader load_header(const uint8_t* row, int64_t b) {
     h.m16 = _mm256_cvtepi8_epi16(h.sc8);
     h.dw = _mm256_set1_ps(h2f(x->d));
   } else {
-    const uint8_t* scales;
-    uint16_t d, dmin;
-    if constexpr (T == KType::Q5) {
-      const BlockQ5_K* x = reinterpret_cast<const BlockQ5_K*>(row) + b;
-      scales = x->scales, d = x->d, dmin = x->dmin;
-    } else {
-      const BlockQ4_K* x = reinterpret_cast<const BlockQ4_K*>(row) + b;
-      scales = x->scales, d = x->d, dmin = x->dmin;
-    }
-    // The 8 six-bit scales and mins, unpacked with word operations (see scale_min_k4).
-    uint32_t u[3];
-    std::memcpy(u, scales, 12);
-    const uint32_t sc_lo = u[0] & 0x3f3f3f3f, m_lo = u[1] & 0x3f3f3f3f;
-    const uint32_t sc_hi = (u[2] & 0x0f0f0f0f) | ((u[0] >> 2) & 0x30303030);
-    const uint32_t m_hi = ((u[2] >> 4) & 0x0f0f0f0f) | ((u[1] >> 2) & 0x30303030);
-    const __m128i sm = _mm_setr_epi32(sc_lo, sc_hi, m_lo, m_hi);  // bytes: 8 scales, 8 mins
+    const K4Fields f = k4_fields<T == KType::Q5>(row, b);
+    uint32_t sm4[4];
+    k4_scales_mins(f.scales, sm4);
+    const __m128i sm = _mm_setr_epi32(sm4[0], sm4[1], sm4[2], sm4[3]);  // 8 scales, 8 mins
     h.sc16 = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(sm));
     h.m16 = _mm256_cvtepu8_epi16(_mm_shuffle_epi8(
         sm, _mm_setr_epi8(8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13, 14, 14, 15, 15)));
-    h.dw = _mm256_set1_ps(h2f(d));
-    h.dmin = _mm256_set1_ps(h2f(dmin));
+    h.dw = _mm256_set1_ps(h2f(f.d));
+    h.dmin = _mm256_set1_ps(h2f(f.dmin));
   }
   return h;
 }
@@ -100,12 +87,7 @@ inline void load_quant_pair(const uint8_t* row, int64_t b, int p, __m256i& q0, _
     q1 = _mm256_or_si256(_mm256_and_si256(_mm256_srl_epi16(l1, s0), m4),
                          _mm256_slli_epi16(_mm256_and_si256(_mm256_srl_epi16(h, s1), m2), 4));
   } else {
-    const uint8_t* q;
-    if constexpr (T == KType::Q5) {
-      q = (reinterpret_cast<const BlockQ5_K*>(row) + b)->qs;
-    } else {
-      q = (reinterpret_cast<const BlockQ4_K*>(row) + b)->qs;
-    }
+    const uint8_t* q = k4_fields<T == KType::Q5>(row, b).qs;
     const __m256i raw = load256(q + 32 * p);
     q0 = _mm256_and_si256(raw, m4);
     q1 = _mm256_and_si256(_mm256_srli_epi16(raw, 4), m4);

@@ -1,6 +1,7 @@
 // Packing of Q8_0, Q4_0 and Q5_0 weights into the 8-row interleaved layouts of
 // packed_blocks.h, and the AVX2 products over them (maddubs + madd as the int8 step).
 #include <cstring>
+#include <type_traits>
 
 #include "backend/cpu/avx2_parts.h"
 #include "backend/cpu/packed_blocks.h"
@@ -48,37 +49,27 @@ void pack_nibbles(const uint8_t (&codes)[kRows][kQK], uint8_t* qs) {
   }
 }
 
-template <class Block, void (*Codes)(const Block&, uint8_t*)>
-void codes_of_group(const uint8_t* w, size_t ws, int64_t b, uint16_t* d,
-                    uint8_t (&codes)[kRows][kQK]) {
-  for (int r = 0; r < kRows; ++r) {
-    const Block& x = reinterpret_cast<const Block*>(w + r * ws)[b];
-    d[r] = x.d;
-    Codes(x, codes[r]);
-  }
-}
-
-void pack_q4_0x8(const uint8_t* w, size_t ws, int64_t cols, uint8_t* dst) {
-  BlockQ4_0x8* out = reinterpret_cast<BlockQ4_0x8*>(dst);
+// Q4_0 / Q5_0 (Out = BlockQ4_0x8 / BlockQ5_0x8): scales, nibble vectors and, for Q5_0, the
+// per-slice words of fifth bits.
+template <class In, class Out, void (*Codes)(const In&, uint8_t*)>
+void pack_nibble_type(const uint8_t* w, size_t ws, int64_t cols, uint8_t* dst) {
+  Out* out = reinterpret_cast<Out*>(dst);
   uint8_t codes[kRows][kQK];
   for (int64_t b = 0; b < cols / kQK; ++b) {
-    codes_of_group<BlockQ4_0, codes_q4_0>(w, ws, b, out[b].d, codes);
+    for (int r = 0; r < kRows; ++r) {
+      const In& x = reinterpret_cast<const In*>(w + r * ws)[b];
+      out[b].d[r] = x.d;
+      Codes(x, codes[r]);
+    }
     pack_nibbles(codes, out[b].qs);
-  }
-}
-
-void pack_q5_0x8(const uint8_t* w, size_t ws, int64_t cols, uint8_t* dst) {
-  BlockQ5_0x8* out = reinterpret_cast<BlockQ5_0x8*>(dst);
-  uint8_t codes[kRows][kQK];
-  for (int64_t b = 0; b < cols / kQK; ++b) {
-    codes_of_group<BlockQ5_0, codes_q5_0>(w, ws, b, out[b].d, codes);
-    pack_nibbles(codes, out[b].qs);
-    for (int s = 0; s < kSlices; ++s) {
-      uint32_t bits = 0;  // bit 4r + e: the fifth bit of element 4s + e of row r
-      for (int r = 0; r < kRows; ++r) {
-        for (int e = 0; e < 4; ++e) bits |= uint32_t(codes[r][4 * s + e] >> 4) << (4 * r + e);
+    if constexpr (std::is_same_v<Out, BlockQ5_0x8>) {
+      for (int s = 0; s < kSlices; ++s) {
+        uint32_t bits = 0;  // bit 4r + e: the fifth bit of element 4s + e of row r
+        for (int r = 0; r < kRows; ++r) {
+          for (int e = 0; e < 4; ++e) bits |= uint32_t(codes[r][4 * s + e] >> 4) << (4 * r + e);
+        }
+        out[b].qh[s] = bits;
       }
-      out[b].qh[s] = bits;
     }
   }
 }
@@ -93,9 +84,12 @@ struct MaddStep {
 }  // namespace
 
 void install_packed(Kernels& t) {
-  t.packed[kernel_slot(GgmlType::Q8_0)] = {kRows, pack_q8_0x8, gemm_packed<MaddStep, BlockQ8_0x8>};
-  t.packed[kernel_slot(GgmlType::Q4_0)] = {kRows, pack_q4_0x8, gemm_packed<MaddStep, BlockQ4_0x8>};
-  t.packed[kernel_slot(GgmlType::Q5_0)] = {kRows, pack_q5_0x8, gemm_packed<MaddStep, BlockQ5_0x8>};
+  t.packed[kernel_slot(GgmlType::Q8_0)] = {kRows, pack_q8_0x8, nullptr};
+  t.packed[kernel_slot(GgmlType::Q4_0)] = {
+      kRows, pack_nibble_type<BlockQ4_0, BlockQ4_0x8, codes_q4_0>, nullptr};
+  t.packed[kernel_slot(GgmlType::Q5_0)] = {
+      kRows, pack_nibble_type<BlockQ5_0, BlockQ5_0x8, codes_q5_0>, nullptr};
+  set_packed_products<MaddStep>(t);
 }
 
 }  // namespace leapfrog::cpu::avx2

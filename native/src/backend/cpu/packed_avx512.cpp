@@ -19,10 +19,6 @@ struct VnniStep {
 
 }  // namespace
 
-void install_packed_vnni(Kernels& t) {
-  t.packed[kernel_slot(GgmlType::Q8_0)].gemm = gemm_packed<VnniStep, BlockQ8_0x8>;
-  t.packed[kernel_slot(GgmlType::Q4_0)].gemm = gemm_packed<VnniStep, BlockQ4_0x8>;
-  t.packed[kernel_slot(GgmlType::Q5_0)].gemm = gemm_packed<VnniStep, BlockQ5_0x8>;
-}
+void install_packed_vnni(Kernels& t) { set_packed_products<VnniStep>(t); }
 
 }  // namespace leapfrog::cpu

@@ -20,6 +20,7 @@
 #include <cstring>
 
 #include "backend/cpu/avx2_common.h"
+#include "backend/cpu/kernels.h"
 #include "backend/cpu/quant_blocks.h"
 #include "backend/cpu/tile_driver.h"
 
@@ -134,6 +135,15 @@ void gemm_packed(const uint8_t* w, size_t ws, int64_t rows, const uint8_t* a, si
     tile_columns<PackedTile<Step, Block>, kRows>(w + (r / kRows) * ws, ws, a, as, n, y + r, ldy,
                                                  cols / kQK);
   }
+}
+
+// Sets the packed products of Q8_0, Q4_0 and Q5_0 in t (their packing is set by
+// avx2::install_packed) to the tile with Step as its int8 step.
+template <class Step>
+void set_packed_products(Kernels& t) {
+  t.packed[kernel_slot(GgmlType::Q8_0)].gemm = gemm_packed<Step, BlockQ8_0x8>;
+  t.packed[kernel_slot(GgmlType::Q4_0)].gemm = gemm_packed<Step, BlockQ4_0x8>;
+  t.packed[kernel_slot(GgmlType::Q5_0)].gemm = gemm_packed<Step, BlockQ5_0x8>;
 }
 
 }  // namespace

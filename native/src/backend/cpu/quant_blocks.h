@@ -84,8 +84,8 @@ struct alignas(32) ActQ8_K {
 };
 static_assert(sizeof(ActQ8_K) == 320);
 
-// The rules of a Q8_K activation block that every instruction set's quantizer shares.
-// Internal linkage: files built for different instruction sets include this.
+// Pieces of the block rules that every instruction set's kernels share. Internal linkage:
+// files built for different instruction sets include this.
 namespace {
 
 // An all-zero block: scale, quants and sums zero.
@@ -93,6 +93,37 @@ inline void q8k_zero(ActQ8_K& y) {
   y.d = 0;
   for (int8_t& q : y.qs) q = 0;
   for (int16_t& s : y.bsums) s = 0;
+}
+
+// The fields Q4_K and Q5_K super-blocks share (b-th super-block of a row; kQ5: Q5_K).
+struct K4Fields {
+  const uint8_t* scales;
+  const uint8_t* qs;
+  uint16_t d, dmin;
+};
+template <bool kQ5>
+inline K4Fields k4_fields(const uint8_t* row, int64_t b) {
+  if constexpr (kQ5) {
+    const BlockQ5_K& x = reinterpret_cast<const BlockQ5_K*>(row)[b];
+    return {x.scales, x.qs, x.d, x.dmin};
+  } else {
+    const BlockQ4_K& x = reinterpret_cast<const BlockQ4_K*>(row)[b];
+    return {x.scales, x.qs, x.d, x.dmin};
+  }
+}
+
+// All 8 six-bit scales and 8 mins of a Q4_K/Q5_K super-block at once, as the bytes of
+// out[0..2) (scales 0..7) and out[2..4) (mins 0..7): scale_min_k4 in word operations.
+inline void k4_scales_mins(const uint8_t* scales, uint32_t out[4]) {
+  uint32_t u[3];
+  for (int i = 0; i < 3; ++i) {
+    u[i] = uint32_t(scales[4 * i]) | uint32_t(scales[4 * i + 1]) << 8 |
+           uint32_t(scales[4 * i + 2]) << 16 | uint32_t(scales[4 * i + 3]) << 24;
+  }
+  out[0] = u[0] & 0x3f3f3f3f;
+  out[1] = (u[2] & 0x0f0f0f0f) | ((u[0] >> 2) & 0x30303030);
+  out[2] = u[1] & 0x3f3f3f3f;
+  out[3] = ((u[2] >> 4) & 0x0f0f0f0f) | ((u[1] >> 2) & 0x30303030);
 }
 
 // The first of x[0..256) whose magnitude is amax (> 0): it maps to -127, so ties between

@@ -34,6 +34,20 @@ inline void tile_rows_by_two(const uint8_t* w, size_t ws, int64_t rows, const ui
   for (; r < rows; ++r) tile_columns<Tile, 1>(w + r * ws, ws, a, as, n, y + r, ldy, nb);
 }
 
+// Kernels::gemm and Kernels::dot of a type with `kValues` inputs per block, from its tile.
+template <class Tile, int kValues>
+void gemm_tiled(const uint8_t* w, size_t ws, int64_t rows, const uint8_t* a, size_t as, int n,
+                float* y, size_t ldy, int64_t cols) {
+  tile_rows_by_two<Tile>(w, ws, rows, a, as, n, y, ldy, cols / kValues);
+}
+template <class Tile, int kValues>
+float dot_tiled(const void* w, const void* a, int64_t n) {
+  float out;
+  Tile::template run<1, 1>(static_cast<const uint8_t*>(w), 0, static_cast<const uint8_t*>(a), 0,
+                           &out, 0, n / kValues);
+  return out;
+}
+
 }  // namespace
 
 }  // namespace leapfrog::cpu
