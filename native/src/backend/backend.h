@@ -29,14 +29,14 @@ struct WeightView {
   const uint8_t* row(int64_t r) const { return data + static_cast<size_t>(r) * row_bytes; }
 };
 
+// The first 64-byte aligned address at or after p (buffers over-allocated by 64 bytes).
+inline uint8_t* align64(uint8_t* p) { return p + (64 - reinterpret_cast<uintptr_t>(p) % 64) % 64; }
+
 // Memory holding a weight in a backend's own layout; whoever holds the WeightView keeps it
 // alive (the model, for its weights). 64-byte aligned.
 class PackedWeight {
  public:
-  explicit PackedWeight(size_t bytes) : mem_(new uint8_t[bytes + 64]) {
-    const uintptr_t p = reinterpret_cast<uintptr_t>(mem_.get());
-    data_ = mem_.get() + (64 - p % 64) % 64;
-  }
+  explicit PackedWeight(size_t bytes) : mem_(new uint8_t[bytes + 64]), data_(align64(mem_.get())) {}
   uint8_t* data() const { return data_; }
 
  private:

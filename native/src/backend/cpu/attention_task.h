@@ -23,7 +23,7 @@ struct AttentionTask {
   const uint8_t* mask;  // per row r at mask + r * mask_stride (nonzero = visible), or null
   size_t mask_stride;
   float scale;  // applied to q.k
-  // Working memory of attention_scratch_floats() floats, 32-byte aligned, owned by the
+  // Working memory of attention_scratch_floats() floats, 64-byte aligned, owned by the
   // caller (kernel files stay free of allocating containers: their template code would be
   // compiled for their instruction set and could be shared with other files at link time).
   float* scratch;

@@ -18,11 +18,14 @@ namespace {
 // Prepared activations live in a per-thread buffer so two sessions on different threads
 // can share one backend (their pool jobs are serialized, their buffers are not shared).
 // Aligned to 64 bytes: the 8-bit activation blocks are read with 32-byte vector loads.
+uint8_t* aligned_part(std::vector<uint8_t>& buf, size_t bytes) {
+  if (buf.size() < bytes + 64) buf.resize(bytes + 64);
+  return align64(buf.data());
+}
+
 uint8_t* act_buffer(size_t bytes) {
   thread_local std::vector<uint8_t> buf;
-  if (buf.size() < bytes + 64) buf.resize(bytes + 64);
-  const uintptr_t p = reinterpret_cast<uintptr_t>(buf.data());
-  return buf.data() + ((64 - p % 64) % 64);
+  return aligned_part(buf, bytes);
 }
 
 }  // namespace
@@ -263,11 +266,9 @@ void CpuBackend::attention(KvStorage& kv_base, const AttentionArgs& a) {
       t.mask = a.mask ? a.mask + static_cast<size_t>(r0) * a.kv_len : nullptr;
       t.mask_stride = a.kv_len;
       t.scale = a.scale;
-      t.scratch = nullptr;
-      thread_local std::vector<float> scratch;
-      scratch.resize(cpu::attention_scratch_floats(t) + 8);
-      const uintptr_t base = reinterpret_cast<uintptr_t>(scratch.data());
-      t.scratch = scratch.data() + (32 - base % 32) % 32 / sizeof(float);
+      thread_local std::vector<uint8_t> scratch;  // apart from act_buffer: sizes stay stable
+      t.scratch = reinterpret_cast<float*>(
+          aligned_part(scratch, cpu::attention_scratch_floats(t) * sizeof(float)));
       k_->attend(t);
     });
     return;
