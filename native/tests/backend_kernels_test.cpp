@@ -8,13 +8,15 @@
 #include <vector>
 
 #include "backend/cpu/cpu_backend.h"
-#include "backend/cpu/dequant.h"
-#include "backend/cpu/fp16.h"
 #include "backend/cpu/kernels.h"
 #include "backend/cpu/quant_blocks.h"
+#include "format/dequant.h"
+#include "format/fp16.h"
+#include "host_ptr.h"
 #include "test_harness.h"
 
 using namespace leapfrog;
+using namespace leapfrog::format;
 using namespace leapfrog::cpu;
 
 namespace {
@@ -406,7 +408,7 @@ TEST(rope_normal_and_neox_match_naive) {
       for (auto& v : x) v = nd(rng);
       std::vector<float> y = x;
       int32_t pos[3] = {0, 7, 300};
-      be.rope(y.data(), n, heads, hd, pos, p);
+      be.rope(dev(y.data()), n, heads, hd, dev(pos), p);
       for (int i = 0; i < n; ++i) {
         for (int h = 0; h < heads; ++h) {
           const float* a = x.data() + (i * heads + h) * hd;
@@ -429,15 +431,15 @@ TEST(rope_normal_and_neox_match_naive) {
 TEST(rms_norm_softmax_swiglu_match_naive) {
   CpuBackend be;
   std::vector<float> x = {1, -2, 3, 0.5f}, w = {1, 2, 0.5f, -1}, y(4);
-  be.rms_norm(x.data(), w.data(), 1, 4, 1e-5f, y.data());
+  be.rms_norm(dev(x.data()), dev(w.data()), 1, 4, 1e-5f, dev(y.data()));
   const double rms = std::sqrt((1 + 4 + 9 + 0.25) / 4 + 1e-5);
   for (int i = 0; i < 4; ++i) CHECK(std::fabs(y[i] - x[i] / rms * w[i]) < 1e-6);
   std::vector<float> s = {1, 2, 3};
-  be.softmax(s.data(), 1, 3);
+  CpuBackend::softmax(s.data(), 1, 3);
   const double z = std::exp(1) + std::exp(2) + std::exp(3);
   for (int i = 0; i < 3; ++i) CHECK(std::fabs(s[i] - std::exp(i + 1) / z) < 1e-6);
   std::vector<float> g = {-1, 0, 2}, u = {2, 3, 4};
-  be.swiglu(g.data(), u.data(), 1, 3);
+  be.swiglu(dev(g.data()), dev(u.data()), 1, 3);
   for (int i = 0; i < 3; ++i) {
     const double gv = std::vector<double>{-1, 0, 2}[i];
     CHECK(std::fabs(g[i] - gv / (1 + std::exp(-gv)) * std::vector<double>{2, 3, 4}[i]) < 1e-5);
@@ -468,7 +470,7 @@ TEST(attention_matches_naive_causal_and_masked) {
       std::vector<float> k(kv_len * kv_heads * hd), v(k.size());
       for (auto& a : k) a = f16_to_f32(f32_to_f16(nd(rng)));
       for (auto& a : v) a = f16_to_f32(f32_to_f16(nd(rng)));
-      kv->store(0, 0, kv_len, k.data(), v.data());
+      kv->store(0, 0, kv_len, dev(k.data()), dev(v.data()));
       std::vector<float> q(n * heads * hd);
       for (auto& a : q) a = f16_to_f32(f32_to_f16(nd(rng)));
       int32_t qpos[n] = {kv_len - 3, kv_len - 2, kv_len - 1};
@@ -478,14 +480,14 @@ TEST(attention_matches_naive_causal_and_masked) {
       for (bool use_mask : {false, true}) {
         std::vector<float> out(q.size());
         AttentionArgs a;
-        a.q = q.data();
+        a.q = dev(q.data());
         a.n = n;
         a.n_heads = heads;
         a.kv_len = kv_len;
-        a.q_pos = qpos;
-        a.mask = use_mask ? mask.data() : nullptr;
+        a.q_pos = dev(qpos);
+        a.mask = use_mask ? dev(mask.data()) : DevicePtr<const uint8_t>();
         a.scale = 1.0f / std::sqrt(float(hd));
-        a.out = out.data();
+        a.out = dev(out.data());
         be.attention(*kv, a);
         for (int i = 0; i < n; ++i) {
           for (int h = 0; h < heads; ++h) {
@@ -528,7 +530,7 @@ TEST(attention_rows_bit_identical_to_single_rows) {
       std::vector<float> k(size_t(kv_len) * shape.kv_heads * shape.hd), v(k.size());
       for (auto& x : k) x = nd(rng);
       for (auto& x : v) x = nd(rng);
-      kv->store(0, 0, kv_len, k.data(), v.data());
+      kv->store(0, 0, kv_len, dev(k.data()), dev(v.data()));
       std::vector<float> q(size_t(n) * q_dim);
       for (auto& x : q) x = nd(rng);
       std::vector<int32_t> pos(n);
@@ -545,20 +547,20 @@ TEST(attention_rows_bit_identical_to_single_rows) {
         a.n_heads = shape.heads;
         a.scale = 0.125f;
         std::vector<float> all(q.size()), one(q_dim);
-        a.q = q.data();
+        a.q = dev(q.data());
         a.n = n;
         a.kv_len = kv_len;
-        a.q_pos = pos.data();
-        a.mask = use_mask ? mask.data() : nullptr;
-        a.out = all.data();
+        a.q_pos = dev(pos.data());
+        a.mask = use_mask ? dev(mask.data()) : DevicePtr<const uint8_t>();
+        a.out = dev(all.data());
         be.attention(*kv, a);
         for (int i = 0; i < n; ++i) {
-          a.q = q.data() + size_t(i) * q_dim;
+          a.q = dev(q.data() + size_t(i) * q_dim);
           a.n = 1;
           a.kv_len = use_mask ? kv_len : pos[i] + 1;
-          a.q_pos = &pos[i];
-          a.mask = use_mask ? mask.data() + size_t(i) * kv_len : nullptr;
-          a.out = one.data();
+          a.q_pos = dev(&pos[i]);
+          a.mask = use_mask ? dev(mask.data() + size_t(i) * kv_len) : DevicePtr<const uint8_t>();
+          a.out = dev(one.data());
           be.attention(*kv, a);
           if (std::memcmp(one.data(), all.data() + size_t(i) * q_dim, q_dim * sizeof(float)) != 0) {
             throw lftest::FailTest{std::string(isa_name(isa)) + " hd=" + std::to_string(shape.hd) +

@@ -11,11 +11,13 @@
 #include <vector>
 
 #include "backend/cpu/cpu_backend.h"
-#include "backend/cpu/fp16.h"
 #include "backend/cpu/kernels.h"
+#include "format/fp16.h"
+#include "host_ptr.h"
 #include "test_harness.h"
 
 using namespace leapfrog;
+using namespace leapfrog::format;
 using namespace leapfrog::cpu;
 
 namespace {
@@ -175,15 +177,15 @@ TEST(matmul_multi_equals_separate_matmuls) {
         for (auto& v : x) v = nd(rng);
         std::vector<std::vector<float>> y(set.size()), ref(set.size());
         std::vector<const WeightView*> wp;
-        std::vector<float*> yp;
+        std::vector<DevicePtr<float>> yp;
         for (size_t j = 0; j < set.size(); ++j) {
           y[j].resize(size_t(n) * rows[j]);
           ref[j].resize(size_t(n) * rows[j]);
           be.matmul(ws[j], x.data(), n, ref[j].data());
           wp.push_back(&ws[j]);
-          yp.push_back(y[j].data());
+          yp.push_back(dev(y[j].data()));
         }
-        be.matmul_multi(wp.data(), yp.data(), int(set.size()), x.data(), n);
+        be.matmul_multi(wp.data(), yp.data(), int(set.size()), dev(x.data()), n);
         for (size_t j = 0; j < set.size(); ++j) CHECK(y[j] == ref[j]);
       }
     }
@@ -208,7 +210,7 @@ TEST(packed_weights_match_file_layout_and_batches) {
         if (!packed_mem) continue;
         ++packed_types;
         WeightView packed = plain;
-        packed.packed = packed_mem->data();
+        packed.packed = packed_mem->as<uint8_t>().get();
         const std::string what =
             tname(t) + " " + isa_name(isa) + " threads=" + std::to_string(threads);
         for (int n : {1, 2, 3, 4, 5, 8, 16, 33, 64}) {

@@ -13,12 +13,14 @@
 #include <vector>
 
 #include "backend/cpu/cpu_backend.h"
-#include "backend/cpu/fp16.h"
 #include "engine/session.h"
+#include "format/fp16.h"
+#include "host_ptr.h"
 #include "model/model.h"
 #include "test_harness.h"
 
 using namespace leapfrog;
+using namespace leapfrog::format;
 
 namespace {
 
@@ -101,7 +103,7 @@ std::vector<uint8_t> random_weights(GgmlType type, uint64_t cols, uint64_t rows,
   for (auto& b : d) b = uint8_t(rng());
   std::normal_distribution<float> nd(0, scale);
   auto half = [&](size_t off, float v) {
-    uint16_t h = cpu::f32_to_f16(v);
+    uint16_t h = format::f32_to_f16(v);
     std::memcpy(d.data() + off, &h, 2);
   };
   const size_t n = cols * rows;
@@ -117,7 +119,7 @@ std::vector<uint8_t> random_weights(GgmlType type, uint64_t cols, uint64_t rows,
       break;
     case GgmlType::BF16:
       for (size_t i = 0; i < n; ++i) {
-        uint16_t h = cpu::f32_to_bf16(nd(rng));
+        uint16_t h = format::f32_to_bf16(nd(rng));
         std::memcpy(d.data() + 2 * i, &h, 2);
       }
       break;

@@ -17,10 +17,12 @@
 #include <string>
 #include <vector>
 
+#include "../tests/host_ptr.h"
 #include "backend/cpu/cpu_backend.h"
-#include "backend/cpu/fp16.h"
+#include "format/fp16.h"
 
 using namespace leapfrog;
+using namespace leapfrog::format;
 
 int main(int argc, char** argv) {
   std::string type_name = "Q8_0", shape = "0.5b";
@@ -89,11 +91,11 @@ int main(int argc, char** argv) {
               be.threads(), cpu_time ? ", CPU time" : "");
   if (fallbacks) std::printf("(%d matrices not a multiple of the block size: Q8_0)\n", fallbacks);
   std::vector<WeightView> views;
-  std::vector<std::unique_ptr<PackedWeight>> packed;
+  std::vector<std::unique_ptr<DeviceBuffer>> packed;
   for (auto& m : mats) {
     WeightView w{m.type, m.data.data(), m.rows, m.cols, ggml_row_bytes(m.type, m.cols)};
     if (auto p = pack ? be.pack_weight(w) : nullptr) {
-      w.packed = p->data();
+      w.packed = p->as<uint8_t>().get();
       packed.push_back(std::move(p));
     }
     views.push_back(w);

@@ -1,48 +1,85 @@
 // The operations a model graph needs, independent of where they run. The graph (model/)
-// calls only this interface; the CPU backend (backend/cpu/) implements it today, and a CUDA
-// or Metal backend can implement it later without touching the graph.
+// calls only this interface; the CPU backend (backend/cpu/) implements it, a CUDA backend
+// (backend/cuda/, a library loaded at run time) implements it on the GPU.
+//
+// Memory: every tensor the graph touches lives in memory the backend owns — host memory on
+// the CPU, device memory on a GPU. The graph allocates it through alloc(), copies host data
+// in and out only through upload()/download() (token ids, positions and masks in; logits
+// out, once per pass), and otherwise holds DevicePtr handles it never dereferences. Weights
+// are made backend-resident once at load (load_weight). A pass runs between begin_pass()
+// and end_pass(), so a GPU backend can enqueue it without a host round trip between layers
+// (or capture it as a graph) and synchronize once.
 //
 // Conventions: activations are row-major f32 matrices of `n` rows (tokens, 1..64 per call)
-// by `dim` columns. Weights are GGUF tensors in the file mapping: a weight of `rows` output
-// features by `cols` input features, each row `row_bytes` long, which a backend may also
-// copy once into its own layout at load (pack_weight).
+// by `dim` columns. A weight is `rows` output features by `cols` input features, each row
+// `row_bytes` long in its GGUF type (format/blocks.h).
 #pragma once
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <type_traits>
 
 #include "gguf/ggml_types.h"
 
 namespace leapfrog {
 
-// A 2-D weight matrix as stored in the GGUF file (not owned).
+// An address in a backend's memory. The graph may offset it but never reads through it;
+// only the backend that allocated it calls get().
+template <class T>
+class DevicePtr {
+ public:
+  DevicePtr() = default;
+  explicit DevicePtr(T* p) : p_(p) {}
+  // DevicePtr<T> converts to DevicePtr<const T>.
+  template <class U, class = std::enable_if_t<std::is_convertible_v<U*, T*>>>
+  DevicePtr(const DevicePtr<U>& o) : p_(o.get()) {}
+  T* get() const { return p_; }
+  DevicePtr operator+(size_t n) const { return DevicePtr(p_ + n); }
+  explicit operator bool() const { return p_ != nullptr; }
+
+ private:
+  T* p_ = nullptr;
+};
+
+// An allocation in a backend's memory, freed when destroyed. 64-byte aligned.
+class DeviceBuffer {
+ public:
+  virtual ~DeviceBuffer() = default;
+  virtual size_t bytes() const = 0;
+  template <class T>
+  DevicePtr<T> as(size_t offset_elements = 0) const {
+    return DevicePtr<T>(static_cast<T*>(raw()) + offset_elements);
+  }
+
+ protected:
+  virtual void* raw() const = 0;
+};
+
+// A 2-D weight matrix. As read from the file, `data` points into the GGUF mapping; after
+// Backend::load_weight, into the backend's memory (which may be the mapping itself on the
+// CPU).
 struct WeightView {
   GgmlType type = GgmlType::F32;
   const uint8_t* data = nullptr;
   int64_t rows = 0;  // output features (GGUF ne[1])
   int64_t cols = 0;  // input features (GGUF ne[0], the contiguous dimension)
   size_t row_bytes = 0;
-  // The same weight rearranged by the backend for its kernels (Backend::pack_weight), or
-  // null. When set, matmul reads it instead of `data`; `data` stays valid for row lookups.
+  // The same weight rearranged by the backend for its kernels, or null. When set, matmul
+  // reads it instead of `data`; `data` stays valid for row lookups (get_rows).
   const uint8_t* packed = nullptr;
   const uint8_t* row(int64_t r) const { return data + static_cast<size_t>(r) * row_bytes; }
 };
 
+// A weight made resident by a backend: the view its kernels read, and the memory behind it
+// (none when the backend reads the file's mapping in place).
+struct ResidentWeight {
+  WeightView view;
+  std::unique_ptr<DeviceBuffer> memory;
+};
+
 // The first 64-byte aligned address at or after p (buffers over-allocated by 64 bytes).
 inline uint8_t* align64(uint8_t* p) { return p + (64 - reinterpret_cast<uintptr_t>(p) % 64) % 64; }
-
-// Memory holding a weight in a backend's own layout; whoever holds the WeightView keeps it
-// alive (the model, for its weights). 64-byte aligned.
-class PackedWeight {
- public:
-  explicit PackedWeight(size_t bytes) : mem_(new uint8_t[bytes + 64]), data_(align64(mem_.get())) {}
-  uint8_t* data() const { return data_; }
-
- private:
-  std::unique_ptr<uint8_t[]> mem_;
-  uint8_t* data_;
-};
 
 enum class RopeStyle {
   Normal,  // rotates adjacent pairs (x[2i], x[2i+1]): llama
@@ -71,63 +108,102 @@ class KvStorage {
  public:
   virtual ~KvStorage() = default;
   virtual const KvLayout& layout() const = 0;
-  // Writes `n` rows of K and V (f32, n x kv_dim) for `layer` at positions [pos, pos+n).
-  virtual void store(int layer, int pos, int n, const float* k, const float* v) = 0;
+  // Writes `n` rows of K and V (f32, n x kv_dim, backend memory) for `layer` at positions
+  // [pos, pos+n).
+  virtual void store(int layer, int pos, int n, DevicePtr<const float> k,
+                     DevicePtr<const float> v) = 0;
   // Copies position `from` to `to` in every layer (compacting an accepted tree branch).
   virtual void move(int from, int to) = 0;
 };
 
 struct AttentionArgs {
-  const float* q = nullptr;  // n x (n_heads * head_dim), RoPE already applied
+  DevicePtr<const float> q;  // n x (n_heads * head_dim), RoPE already applied
   int n = 0;                 // query rows
   int n_heads = 0;
   int layer = 0;
   int kv_len = 0;                  // cache positions [0, kv_len) are visible (subject to mask)
-  const int32_t* q_pos = nullptr;  // absolute position of each query row (causal mask)
+  DevicePtr<const int32_t> q_pos;  // absolute position of each query row (causal mask)
   // Optional n x kv_len mask (nonzero = may attend). When null the mask is causal:
   // row i attends to positions <= q_pos[i]. A token tree passes its ancestor mask here.
-  const uint8_t* mask = nullptr;
+  DevicePtr<const uint8_t> mask;
   float scale = 1;       // usually 1/sqrt(head_dim)
-  float* out = nullptr;  // n x (n_heads * head_dim)
+  DevicePtr<float> out;  // n x (n_heads * head_dim)
+};
+
+// The shape of one forward pass, announced before its ops (a GPU backend may key a
+// captured graph on it).
+struct PassShape {
+  int n = 0;          // tokens in the batch
+  int kv_len = 0;     // cache positions visible after the pass
+  bool tree = false;  // a mask is given
 };
 
 class Backend {
  public:
   virtual ~Backend() = default;
+  // For example "cpu:avx512" or "cuda:NVIDIA H200": where the kernels run.
   virtual std::string name() const = 0;
   virtual int threads() const = 0;
 
+  // ---- memory
+  virtual std::unique_ptr<DeviceBuffer> alloc(size_t bytes) = 0;
+  virtual void upload(DevicePtr<void> dst, const void* src, size_t bytes) = 0;
+  // Waits for the work that produces `src`, then copies it to host memory.
+  virtual void download(void* dst, DevicePtr<const void> src, size_t bytes) = 0;
+  template <class T>
+  void upload(DevicePtr<T> dst, const T* src, size_t count) {
+    upload(DevicePtr<void>(const_cast<std::remove_const_t<T>*>(dst.get())), src, count * sizeof(T));
+  }
+  template <class T>
+  void download(T* dst, DevicePtr<const T> src, size_t count) {
+    download(static_cast<void*>(dst), DevicePtr<const void>(src.get()), count * sizeof(T));
+  }
+  // `src` as a host address, once the work producing it is done, when this backend's
+  // memory is host memory (then results need no copy); null otherwise.
+  virtual const void* host_address(DevicePtr<const void> src) { return nullptr; }
+  // The weight in this backend's memory and layout (llama.cpp calls the layout change
+  // repacking: e.g. rows interleaved so one vector load serves several output rows).
+  // `file` points into the GGUF mapping, which outlives the result. Products are the same
+  // whatever the layout, up to float rounding order; batched products stay bit-identical
+  // to one-row products. A lookup table (the embedding) is only read by get_rows.
+  enum class WeightUse { Products, Lookups };
+  virtual ResidentWeight load_weight(const WeightView& file, WeightUse use) = 0;
+  // Bytes of memory free for weights and caches (SIZE_MAX when the host decides).
+  virtual size_t free_memory() const { return SIZE_MAX; }
+
+  // ---- passes
+  virtual void begin_pass(const PassShape& shape) {}
+  // Every op since begin_pass has been issued; results may still be in flight until a
+  // download.
+  virtual void end_pass() {}
+
+  // ---- ops (all pointers in this backend's memory)
   // y[i, r] = sum_c W[r, c] * x[i, c] for i < n; x is n x w.cols, y is n x w.rows.
-  virtual void matmul(const WeightView& w, const float* x, int n, float* y) = 0;
+  virtual void matmul(const WeightView& w, DevicePtr<const float> x, int n, DevicePtr<float> y) = 0;
   // Several weights over the same input (Q/K/V, gate/up): y[j] = x * w[j]^T for j < count,
   // exactly what `count` matmul calls give. A backend may prepare the input once and run
   // all products as one parallel job.
-  virtual void matmul_multi(const WeightView* const* w, float* const* y, int count, const float* x,
-                            int n) {
+  virtual void matmul_multi(const WeightView* const* w, const DevicePtr<float>* y, int count,
+                            DevicePtr<const float> x, int n) {
     for (int j = 0; j < count; ++j) matmul(*w[j], x, n, y[j]);
   }
-  // The weight rearranged for this backend's products (llama.cpp calls this repacking: e.g.
-  // rows interleaved so one vector load serves several output rows), or null when the
-  // file's layout is already what its kernels read. Set the result's data() as w.packed.
-  // Results are the same with or without packing, up to float rounding order; batched
-  // products stay bit-identical to one-row products either way.
-  virtual std::unique_ptr<PackedWeight> pack_weight(const WeightView& w) { return nullptr; }
-  // out[i, :] = dequantized row ids[i] of `table` (embedding lookup).
-  virtual void get_rows(const WeightView& table, const int32_t* ids, int n, float* out) = 0;
+  // out[i, :] = dequantized row ids[i] of `table` (embedding lookup). Ids are checked by
+  // the caller.
+  virtual void get_rows(const WeightView& table, DevicePtr<const int32_t> ids, int n,
+                        DevicePtr<float> out) = 0;
   // y = x / sqrt(mean(x^2) + eps) * w, over rows of `dim` (w may be null: no weight).
   // Works in place (y == x). `n` rows; used per head too (dim = head_dim).
-  virtual void rms_norm(const float* x, const float* w, int n, int dim, float eps, float* y) = 0;
+  virtual void rms_norm(DevicePtr<const float> x, DevicePtr<const float> w, int n, int dim,
+                        float eps, DevicePtr<float> y) = 0;
   // Rotates in place: x is n rows of n_heads * head_dim; row i at position pos[i].
-  virtual void rope(float* x, int n, int n_heads, int head_dim, const int32_t* pos,
-                    const RopeParams& p) = 0;
+  virtual void rope(DevicePtr<float> x, int n, int n_heads, int head_dim,
+                    DevicePtr<const int32_t> pos, const RopeParams& p) = 0;
   // gate = silu(gate) * up over n x dim (in place into gate).
-  virtual void swiglu(float* gate, const float* up, int n, int dim) = 0;
+  virtual void swiglu(DevicePtr<float> gate, DevicePtr<const float> up, int n, int dim) = 0;
   // x[i, :] += b (bias broadcast over n rows of dim).
-  virtual void add_bias(float* x, const float* b, int n, int dim) = 0;
+  virtual void add_bias(DevicePtr<float> x, DevicePtr<const float> b, int n, int dim) = 0;
   // x += y, elementwise over count values.
-  virtual void add(float* x, const float* y, size_t count) = 0;
-  // Softmax in place over each of n rows of dim.
-  virtual void softmax(float* x, int n, int dim) = 0;
+  virtual void add(DevicePtr<float> x, DevicePtr<const float> y, size_t count) = 0;
 
   virtual std::unique_ptr<KvStorage> create_kv(const KvLayout& layout) = 0;
   virtual void attention(KvStorage& kv, const AttentionArgs& args) = 0;

@@ -22,7 +22,7 @@ Session::Session(const Model& model, const SessionParams& params)
     : model_(model),
       params_(params),
       cache_(model.backend(), model.kv_layout(resolve_ctx(model, params))),
-      scratch_(model.hparams(), std::max(1, params.max_batch)) {}
+      scratch_(model, std::max(1, params.max_batch), cache_.n_ctx()) {}
 
 std::span<const float> Session::forward(std::span<const int32_t> ids, bool all_logits,
                                         const std::atomic<bool>* abort) {
@@ -40,8 +40,10 @@ std::span<const float> Session::forward(std::span<const int32_t> ids, bool all_l
                               std::to_string(n_vocab) + ")");
     }
   }
-  logits_.resize(static_cast<size_t>(all_logits ? total : 1) * n_vocab);
   const int B = scratch_.max_batch();
+  const bool one_pass = total <= B;
+  if (all_logits && !one_pass) logits_.resize(static_cast<size_t>(total) * n_vocab);
+  const float* out = nullptr;
   for (int done = 0; done < total;) {
     if (abort && abort->load(std::memory_order_relaxed)) throw AbortedError();
     const int n = std::min(B, total - done);
@@ -50,12 +52,17 @@ std::span<const float> Session::forward(std::span<const int32_t> ids, bool all_l
     b.n = n;
     b.pos = n_past();
     b.all_logits = all_logits;
-    float* out = all_logits ? logits_.data() + static_cast<size_t>(done) * n_vocab : logits_.data();
-    model_.forward(b, cache_.storage(), scratch_, out);
+    out = model_.forward(b, cache_.storage(), scratch_);
+    if (all_logits && !one_pass) {
+      std::copy(out, out + static_cast<size_t>(n) * n_vocab,
+                logits_.begin() + static_cast<size_t>(done) * n_vocab);
+    }
     cache_.append(ids.subspan(done, n));
     done += n;
   }
-  return logits_;
+  // One pass (every verification, most prompts): the rows stay where the pass left them.
+  if (all_logits && !one_pass) return logits_;
+  return {out, static_cast<size_t>(all_logits ? total : 1) * n_vocab};
 }
 
 int Session::reuse_prefix(std::span<const int32_t> prompt) {

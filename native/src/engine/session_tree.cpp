@@ -41,7 +41,6 @@ std::span<const float> Session::forward_tree(std::span<const int32_t> ids,
     row[pos + i] = 1;
     tree_pos_[i] = p >= 0 ? tree_pos_[p] + 1 : pos;
   }
-  logits_.resize(static_cast<size_t>(n) * n_vocab);
   ForwardBatch b;
   b.tokens = ids.data();
   b.n = n;
@@ -49,9 +48,9 @@ std::span<const float> Session::forward_tree(std::span<const int32_t> ids,
   b.positions = tree_pos_.data();
   b.mask = tree_mask_.data();
   b.all_logits = true;
-  model_.forward(b, cache_.storage(), scratch_, logits_.data());
+  const float* out = model_.forward(b, cache_.storage(), scratch_);
   cache_.append(ids);
-  return logits_;
+  return {out, static_cast<size_t>(n) * n_vocab};
 }
 
 void Session::keep_path(int start, std::span<const int32_t> path) {

@@ -4,7 +4,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "backend/cpu/dequant.h"
+#include "format/dequant.h"
 
 namespace leapfrog {
 
@@ -39,17 +39,49 @@ std::string type_name(GgmlType t) {
 
 }  // namespace
 
-ForwardScratch::ForwardScratch(const ModelHParams& hp, int max_batch) : max_batch_(max_batch) {
+ForwardScratch::ForwardScratch(const Model& model, int max_batch, int n_ctx)
+    : max_batch_(max_batch) {
+  const ModelHParams& hp = model.hparams();
   const size_t b = static_cast<size_t>(max_batch);
-  x.resize(b * hp.n_embd);
-  xb.resize(b * std::max(hp.n_embd, hp.q_dim()));
-  q.resize(b * hp.q_dim());
-  k.resize(b * hp.k_dim());
-  v.resize(b * hp.v_dim());
-  att.resize(b * hp.n_head * hp.head_dim_v);
-  gate.resize(b * hp.n_ff);
-  up.resize(b * hp.n_ff);
-  positions.resize(b);
+  // One allocation, carved into 64-byte aligned parts.
+  size_t offset = 0;
+  std::vector<std::pair<size_t*, size_t>> parts;
+  size_t off_x, off_xb, off_q, off_k, off_v, off_att, off_gate, off_up, off_logits, off_tok,
+      off_pos, off_mask;
+  const auto part = [&](size_t* at, size_t bytes) {
+    *at = offset;
+    offset += (bytes + 63) / 64 * 64;
+  };
+  part(&off_x, b * hp.n_embd * sizeof(float));
+  part(&off_xb, b * std::max(hp.n_embd, hp.q_dim()) * sizeof(float));
+  part(&off_q, b * hp.q_dim() * sizeof(float));
+  part(&off_k, b * hp.k_dim() * sizeof(float));
+  part(&off_v, b * hp.v_dim() * sizeof(float));
+  part(&off_att, b * hp.n_head * hp.head_dim_v * sizeof(float));
+  part(&off_gate, b * hp.n_ff * sizeof(float));
+  part(&off_up, b * hp.n_ff * sizeof(float));
+  part(&off_logits, b * hp.n_vocab * sizeof(float));
+  part(&off_tok, b * sizeof(int32_t));
+  part(&off_pos, b * sizeof(int32_t));
+  part(&off_mask, b * static_cast<size_t>(n_ctx));
+  mem_ = model.backend().alloc(offset);
+  const auto at = [&](size_t off) { return mem_->as<uint8_t>(off); };
+  const auto f32 = [&](size_t off) {
+    return DevicePtr<float>(reinterpret_cast<float*>(at(off).get()));
+  };
+  x = f32(off_x);
+  xb = f32(off_xb);
+  q = f32(off_q);
+  k = f32(off_k);
+  v = f32(off_v);
+  att = f32(off_att);
+  gate = f32(off_gate);
+  up = f32(off_up);
+  logits = f32(off_logits);
+  tokens = DevicePtr<int32_t>(reinterpret_cast<int32_t*>(at(off_tok).get()));
+  positions = DevicePtr<int32_t>(reinterpret_cast<int32_t*>(at(off_pos).get()));
+  mask = at(off_mask);
+  host_positions.resize(b);
 }
 
 std::unique_ptr<Model> Model::load(const std::string& path, std::shared_ptr<Backend> backend) {
@@ -90,10 +122,11 @@ WeightView Model::matrix(const std::string& name, int64_t cols, int64_t rows) {
   return w;
 }
 
-// A 1-D tensor (norm weight, bias) copied to f32; empty when optional and absent.
-std::vector<float> Model::vector(const std::string& name, int64_t len, bool required) {
+// A 1-D tensor (norm weight, bias) decoded to f32 and queued for upload; absent optional
+// tensors leave `slot` null.
+void Model::vector(const std::string& name, int64_t len, bool required, Vec& slot) {
   const GgufTensorInfo* t = required ? &file_->require_tensor(name) : file_->tensor(name);
-  if (!t) return {};
+  if (!t) return;
   if (t->type != GgmlType::F32 && t->type != GgmlType::F16 && t->type != GgmlType::BF16) {
     file_->fail("unsupported tensor type " + type_name(t->type) + " in '" + name + "'");
   }
@@ -102,8 +135,23 @@ std::vector<float> Model::vector(const std::string& name, int64_t len, bool requ
                 shape_str({len}));
   }
   std::vector<float> out(len);
-  cpu::dequantize_row(t->type, t->data, out.data(), len);
-  return out;
+  format::dequantize_row(t->type, t->data, out.data(), len);
+  pending_vectors_.emplace_back(std::move(out), &slot);
+}
+
+// Every queued 1-D tensor into one backend allocation.
+void Model::upload_vectors() {
+  size_t total = 0;
+  for (const auto& [v, slot] : pending_vectors_) total += (v.size() + 15) / 16 * 16;
+  vector_memory_ = backend_->alloc(std::max<size_t>(total, 1) * sizeof(float));
+  size_t at = 0;
+  for (auto& [v, slot] : pending_vectors_) {
+    DevicePtr<float> dst = vector_memory_->as<float>(at);
+    backend_->upload(dst, v.data(), v.size());
+    *slot = dst;
+    at += (v.size() + 15) / 16 * 16;
+  }
+  pending_vectors_.clear();
 }
 
 void Model::load_tensors() {
@@ -115,7 +163,7 @@ void Model::load_tensors() {
   hp_.n_vocab = static_cast<int>(emb.ne[1]);
   tok_embd_ = matrix("token_embd.weight", hp_.n_embd, hp_.n_vocab);
   weight_bytes_ = 0;  // the embedding is read one row per token, not whole
-  output_norm_ = vector("output_norm.weight", hp_.n_embd, true);
+  vector("output_norm.weight", hp_.n_embd, true, output_norm_);
   // No output.weight: the output projection is tied to the embedding.
   output_ = file_->tensor("output.weight") ? matrix("output.weight", hp_.n_embd, hp_.n_vocab)
                                            : matrix("token_embd.weight", hp_.n_embd, hp_.n_vocab);
@@ -125,40 +173,43 @@ void Model::load_tensors() {
   for (int l = 0; l < hp_.n_layer; ++l) {
     const std::string p = "blk." + std::to_string(l) + ".";
     Layer& L = layers_[l];
-    L.attn_norm = vector(p + "attn_norm.weight", hp_.n_embd, true);
+    vector(p + "attn_norm.weight", hp_.n_embd, true, L.attn_norm);
     L.wq = matrix(p + "attn_q.weight", hp_.n_embd, hp_.q_dim());
     L.wk = matrix(p + "attn_k.weight", hp_.n_embd, hp_.k_dim());
     L.wv = matrix(p + "attn_v.weight", hp_.n_embd, hp_.v_dim());
-    L.bq = vector(p + "attn_q.bias", hp_.q_dim(), false);
-    L.bk = vector(p + "attn_k.bias", hp_.k_dim(), false);
-    L.bv = vector(p + "attn_v.bias", hp_.v_dim(), false);
-    L.q_norm = vector(p + "attn_q_norm.weight", hp_.head_dim, qk_norm_required);
-    L.k_norm = vector(p + "attn_k_norm.weight", hp_.head_dim, qk_norm_required);
+    vector(p + "attn_q.bias", hp_.q_dim(), false, L.bq);
+    vector(p + "attn_k.bias", hp_.k_dim(), false, L.bk);
+    vector(p + "attn_v.bias", hp_.v_dim(), false, L.bv);
+    vector(p + "attn_q_norm.weight", hp_.head_dim, qk_norm_required, L.q_norm);
+    vector(p + "attn_k_norm.weight", hp_.head_dim, qk_norm_required, L.k_norm);
     L.wo = matrix(p + "attn_output.weight", hp_.n_head * hp_.head_dim_v, hp_.n_embd);
-    L.ffn_norm = vector(p + "ffn_norm.weight", hp_.n_embd, true);
+    vector(p + "ffn_norm.weight", hp_.n_embd, true, L.ffn_norm);
     L.gate = matrix(p + "ffn_gate.weight", hp_.n_embd, hp_.n_ff);
     L.up = matrix(p + "ffn_up.weight", hp_.n_embd, hp_.n_ff);
     L.down = matrix(p + "ffn_down.weight", hp_.n_ff, hp_.n_embd);
   }
-  pack_weights();
+  upload_vectors();
+  make_weights_resident();
 }
 
-// Lets the backend lay out every matrix for its kernels (the embedding table keeps the
-// file's rows for lookups; a tied output projection gets its own packed copy).
-void Model::pack_weights() {
-  auto pack = [&](WeightView& w) {
-    if (auto p = backend_->pack_weight(w)) {
-      w.packed = p->data();
-      packed_.push_back(std::move(p));
-    }
+// Hands every matrix to the backend, which copies it into its memory and layout where it
+// needs to (the embedding table is only looked up; a tied output projection is a product).
+void Model::make_weights_resident() {
+  auto resident = [&](WeightView& w, Backend::WeightUse use) {
+    ResidentWeight r = backend_->load_weight(w, use);
+    w = r.view;
+    if (r.memory) weight_memory_.push_back(std::move(r.memory));
   };
+  resident(tok_embd_, Backend::WeightUse::Lookups);
   for (Layer& L : layers_) {
-    for (WeightView* w : {&L.wq, &L.wk, &L.wv, &L.wo, &L.gate, &L.up, &L.down}) pack(*w);
+    for (WeightView* w : {&L.wq, &L.wk, &L.wv, &L.wo, &L.gate, &L.up, &L.down}) {
+      resident(*w, Backend::WeightUse::Products);
+    }
   }
-  pack(output_);
+  resident(output_, Backend::WeightUse::Products);
 }
 
-void Model::forward(const ForwardBatch& b, KvStorage& kv, ForwardScratch& s, float* logits) const {
+const float* Model::forward(const ForwardBatch& b, KvStorage& kv, ForwardScratch& s) const {
   const int n = b.n;
   if (n < 1 || n > s.max_batch()) throw std::invalid_argument("forward: bad batch size");
   if (b.pos < 0 || b.pos + n > kv.layout().n_ctx) {
@@ -169,70 +220,74 @@ void Model::forward(const ForwardBatch& b, KvStorage& kv, ForwardScratch& s, flo
   const ModelHParams& hp = hp_;
   const int E = hp.n_embd;
   const size_t nE = static_cast<size_t>(n) * E;
-  float* x = s.x.data();
-  float* xb = s.xb.data();
-  for (int i = 0; i < n; ++i) s.positions[i] = b.positions ? b.positions[i] : b.pos + i;
+  const int kv_len = b.pos + n;
+  for (int i = 0; i < n; ++i) s.host_positions[i] = b.positions ? b.positions[i] : b.pos + i;
 
-  be.get_rows(tok_embd_, b.tokens, n, x);
+  be.begin_pass(PassShape{n, kv_len, b.mask != nullptr});
+  // The pass's host inputs, once.
+  be.upload(s.tokens, b.tokens, n);
+  be.upload(s.positions, s.host_positions.data(), n);
+  if (b.mask) be.upload(s.mask, b.mask, static_cast<size_t>(n) * kv_len);
+
+  const DevicePtr<float> x = s.x, xb = s.xb;
+  be.get_rows(tok_embd_, s.tokens, n, x);
 
   AttentionArgs att;
-  att.q = s.q.data();
+  att.q = s.q;
   att.n = n;
   att.n_heads = hp.n_head;
-  att.kv_len = b.pos + n;
-  att.q_pos = s.positions.data();
-  att.mask = b.mask;
+  att.kv_len = kv_len;
+  att.q_pos = s.positions;
+  if (b.mask) att.mask = s.mask;
   att.scale = 1.0f / std::sqrt(static_cast<float>(hp.head_dim));
-  att.out = s.att.data();
+  att.out = s.att;
 
   for (int l = 0; l < hp.n_layer; ++l) {
     const Layer& L = layers_[l];
     // Attention block.
-    be.rms_norm(x, L.attn_norm.data(), n, E, hp.rms_eps, xb);
+    be.rms_norm(x, L.attn_norm, n, E, hp.rms_eps, xb);
     {
       // One activation preparation and one parallel job for Q, K and V.
       const WeightView* w[3] = {&L.wq, &L.wk, &L.wv};
-      float* y[3] = {s.q.data(), s.k.data(), s.v.data()};
+      const DevicePtr<float> y[3] = {s.q, s.k, s.v};
       be.matmul_multi(w, y, 3, xb, n);
     }
-    if (!L.bq.empty()) be.add_bias(s.q.data(), L.bq.data(), n, hp.q_dim());
-    if (!L.bk.empty()) be.add_bias(s.k.data(), L.bk.data(), n, hp.k_dim());
-    if (!L.bv.empty()) be.add_bias(s.v.data(), L.bv.data(), n, hp.v_dim());
-    if (!L.q_norm.empty()) {
-      be.rms_norm(s.q.data(), L.q_norm.data(), n * hp.n_head, hp.head_dim, hp.rms_eps, s.q.data());
-    }
-    if (!L.k_norm.empty()) {
-      be.rms_norm(s.k.data(), L.k_norm.data(), n * hp.n_head_kv, hp.head_dim, hp.rms_eps,
-                  s.k.data());
-    }
-    be.rope(s.q.data(), n, hp.n_head, hp.head_dim, s.positions.data(), hp.rope);
-    be.rope(s.k.data(), n, hp.n_head_kv, hp.head_dim, s.positions.data(), hp.rope);
-    kv.store(l, b.pos, n, s.k.data(), s.v.data());
+    if (L.bq) be.add_bias(s.q, L.bq, n, hp.q_dim());
+    if (L.bk) be.add_bias(s.k, L.bk, n, hp.k_dim());
+    if (L.bv) be.add_bias(s.v, L.bv, n, hp.v_dim());
+    if (L.q_norm) be.rms_norm(s.q, L.q_norm, n * hp.n_head, hp.head_dim, hp.rms_eps, s.q);
+    if (L.k_norm) be.rms_norm(s.k, L.k_norm, n * hp.n_head_kv, hp.head_dim, hp.rms_eps, s.k);
+    be.rope(s.q, n, hp.n_head, hp.head_dim, s.positions, hp.rope);
+    be.rope(s.k, n, hp.n_head_kv, hp.head_dim, s.positions, hp.rope);
+    kv.store(l, b.pos, n, s.k, s.v);
     att.layer = l;
     be.attention(kv, att);
-    be.matmul(L.wo, s.att.data(), n, xb);
+    be.matmul(L.wo, s.att, n, xb);
     be.add(x, xb, nE);
 
     // Feed-forward block (SwiGLU).
-    be.rms_norm(x, L.ffn_norm.data(), n, E, hp.rms_eps, xb);
+    be.rms_norm(x, L.ffn_norm, n, E, hp.rms_eps, xb);
     {
       const WeightView* w[2] = {&L.gate, &L.up};
-      float* y[2] = {s.gate.data(), s.up.data()};
+      const DevicePtr<float> y[2] = {s.gate, s.up};
       be.matmul_multi(w, y, 2, xb, n);
     }
-    be.swiglu(s.gate.data(), s.up.data(), n, hp.n_ff);
-    be.matmul(L.down, s.gate.data(), n, xb);
+    be.swiglu(s.gate, s.up, n, hp.n_ff);
+    be.matmul(L.down, s.gate, n, xb);
     be.add(x, xb, nE);
   }
 
-  if (b.all_logits) {
-    be.rms_norm(x, output_norm_.data(), n, E, hp.rms_eps, xb);
-    be.matmul(output_, xb, n, logits);
-  } else {
-    const size_t last = static_cast<size_t>(n - 1) * E;
-    be.rms_norm(x + last, output_norm_.data(), 1, E, hp.rms_eps, xb);
-    be.matmul(output_, xb, 1, logits);
-  }
+  const int rows = b.all_logits ? n : 1;
+  const DevicePtr<float> last = b.all_logits ? x : x + static_cast<size_t>(n - 1) * E;
+  be.rms_norm(last, output_norm_, rows, E, hp.rms_eps, xb);
+  be.matmul(output_, xb, rows, s.logits);
+  be.end_pass();
+  const DevicePtr<const float> logits = s.logits;
+  if (const void* host = be.host_address(logits)) return static_cast<const float*>(host);
+  const size_t count = static_cast<size_t>(rows) * hp.n_vocab;
+  if (s.staging.size() < count) s.staging.resize(count);
+  be.download(s.staging.data(), logits, count);
+  return s.staging.data();
 }
 
 }  // namespace leapfrog

@@ -13,17 +13,24 @@
 
 namespace leapfrog {
 
-// Per-session working memory of the forward pass, sized for `max_batch` tokens.
+class Model;
+
+// Per-session working memory of the forward pass, sized for `max_batch` tokens over a
+// context of `n_ctx`, in the backend's memory.
 class ForwardScratch {
  public:
-  ForwardScratch(const ModelHParams& hp, int max_batch);
+  ForwardScratch(const Model& model, int max_batch, int n_ctx);
   int max_batch() const { return max_batch_; }
 
  private:
   friend class Model;
   int max_batch_;
-  std::vector<float> x, xb, q, k, v, att, gate, up;
-  std::vector<int32_t> positions;
+  std::unique_ptr<DeviceBuffer> mem_;
+  DevicePtr<float> x, xb, q, k, v, att, gate, up, logits;
+  DevicePtr<int32_t> tokens, positions;
+  DevicePtr<uint8_t> mask;              // max_batch x n_ctx
+  std::vector<int32_t> host_positions;  // the positions as uploaded
+  std::vector<float> staging;           // logits copied to the host (GPU backends)
 };
 
 // One forward call: tokens [0, n) written to KV slots [pos, pos + n).
@@ -51,27 +58,34 @@ class Model {
   KvLayout kv_layout(int n_ctx) const;
   size_t weight_bytes() const { return weight_bytes_; }  // bytes read per decoded token
 
-  // Runs the batch; writes logits (1 or n rows of n_vocab) to `logits`.
-  void forward(const ForwardBatch& b, KvStorage& kv, ForwardScratch& s, float* logits) const;
+  // Runs the batch as one backend pass; returns its logits (1 or n rows of n_vocab) in host
+  // memory, valid until the scratch's next pass.
+  const float* forward(const ForwardBatch& b, KvStorage& kv, ForwardScratch& s) const;
 
  private:
+  // Norm weights and biases: in the backend's memory (null when the file has none).
+  using Vec = DevicePtr<const float>;
   struct Layer {
-    std::vector<float> attn_norm, ffn_norm, q_norm, k_norm, bq, bk, bv;
+    Vec attn_norm, ffn_norm, q_norm, k_norm, bq, bk, bv;
     WeightView wq, wk, wv, wo, gate, up, down;
   };
   Model() = default;
   void load_tensors();
   WeightView matrix(const std::string& name, int64_t cols, int64_t rows);
-  std::vector<float> vector(const std::string& name, int64_t len, bool required);
-  void pack_weights();
+  // Queues a 1-D tensor for upload; `slot` is set by upload_vectors().
+  void vector(const std::string& name, int64_t len, bool required, Vec& slot);
+  void upload_vectors();
+  void make_weights_resident();
 
   std::unique_ptr<GgufFile> file_;
   std::shared_ptr<Backend> backend_;
   ModelHParams hp_;
   WeightView tok_embd_, output_;
-  std::vector<float> output_norm_;
+  Vec output_norm_;
   std::vector<Layer> layers_;
-  std::vector<std::unique_ptr<PackedWeight>> packed_;  // backend layouts of the matrices
+  std::vector<std::unique_ptr<DeviceBuffer>> weight_memory_;  // backend copies of the matrices
+  std::unique_ptr<DeviceBuffer> vector_memory_;               // every 1-D tensor, f32
+  std::vector<std::pair<std::vector<float>, Vec*>> pending_vectors_;
   size_t weight_bytes_ = 0;
 };
 

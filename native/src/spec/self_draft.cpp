@@ -7,9 +7,9 @@
 #include <stdexcept>
 #include <vector>
 
-#include "backend/cpu/dequant.h"
-#include "backend/cpu/fp16.h"
 #include "backend/cpu/quant_blocks.h"
+#include "format/dequant.h"
+#include "format/fp16.h"
 #include "gguf/gguf_file.h"
 
 namespace leapfrog {
@@ -73,7 +73,7 @@ bool becomes_q4_0(const GgufTensorInfo& t) {
 
 // Q4_0 with the scale taken from the value of largest magnitude (mapped to -8), so the
 // extreme is represented exactly: the format's usual reference rounding.
-void quantize_row_q4_0(const float* x, int64_t n, cpu::BlockQ4_0* out) {
+void quantize_row_q4_0(const float* x, int64_t n, format::BlockQ4_0* out) {
   for (int64_t b = 0; b < n / 32; ++b, x += 32) {
     float amax = 0, max = 0;
     for (int j = 0; j < 32; ++j) {
@@ -84,7 +84,7 @@ void quantize_row_q4_0(const float* x, int64_t n, cpu::BlockQ4_0* out) {
     }
     const float d = max / -8.0f;
     const float id = d != 0 ? 1.0f / d : 0.0f;
-    out[b].d = cpu::f32_to_f16(d);
+    out[b].d = format::f32_to_f16(d);
     for (int j = 0; j < 16; ++j) {
       const int lo = std::min(15, static_cast<int>(x[j] * id + 8.5f));
       const int hi = std::min(15, static_cast<int>(x[j + 16] * id + 8.5f));
@@ -127,7 +127,7 @@ void write_lower_bit_copy(const std::string& src_path, const std::string& dst) {
 
     // Data, converted row by row.
     std::vector<float> row;
-    std::vector<cpu::BlockQ4_0> blocks;
+    std::vector<format::BlockQ4_0> blocks;
     for (size_t i = 0; i < src->tensors().size(); ++i) {
       const GgufTensorInfo& t = src->tensors()[i];
       w.pad_to(align);
@@ -139,9 +139,9 @@ void write_lower_bit_copy(const std::string& src_path, const std::string& dst) {
       row.resize(t.ne[0]);
       blocks.resize(t.ne[0] / 32);
       for (uint64_t r = 0; r < t.n_rows(); ++r) {
-        cpu::dequantize_row(t.type, t.data + r * in_row, row.data(), t.ne[0]);
+        format::dequantize_row(t.type, t.data + r * in_row, row.data(), t.ne[0]);
         quantize_row_q4_0(row.data(), t.ne[0], blocks.data());
-        w.bytes(blocks.data(), blocks.size() * sizeof(cpu::BlockQ4_0));
+        w.bytes(blocks.data(), blocks.size() * sizeof(format::BlockQ4_0));
       }
     }
     w.pad_to(align);

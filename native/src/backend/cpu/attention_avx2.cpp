@@ -16,7 +16,7 @@
 #include <cmath>
 
 #include "backend/cpu/avx2_parts.h"
-#include "backend/cpu/fp16.h"
+#include "format/fp16.h"
 
 namespace leapfrog::cpu::avx2 {
 

@@ -2,12 +2,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 
 #include "backend/cpu/cpu_kv.h"
-#include "backend/cpu/dequant.h"
-#include "backend/cpu/fp16.h"
+#include "format/dequant.h"
+#include "format/fp16.h"
 
 namespace leapfrog {
 
@@ -28,6 +29,22 @@ uint8_t* act_buffer(size_t bytes) {
   return aligned_part(buf, bytes);
 }
 
+// Host memory: what the CPU backend's tensors live in.
+class HostBuffer final : public DeviceBuffer {
+ public:
+  explicit HostBuffer(size_t bytes)
+      : mem_(new uint8_t[bytes + 64]), data_(align64(mem_.get())), bytes_(bytes) {}
+  size_t bytes() const override { return bytes_; }
+
+ protected:
+  void* raw() const override { return data_; }
+
+ private:
+  std::unique_ptr<uint8_t[]> mem_;
+  uint8_t* data_;
+  size_t bytes_;
+};
+
 }  // namespace
 
 CpuBackend::CpuBackend(const CpuBackendOptions& opts)
@@ -38,16 +55,47 @@ CpuBackend::CpuBackend(const CpuBackendOptions& opts)
 CpuBackend::~CpuBackend() = default;
 
 std::string CpuBackend::name() const {
-  return std::string("cpu-") + cpu::isa_name(k_->isa) + (reference_ ? "-reference" : "");
+  return std::string("cpu:") + cpu::isa_name(k_->isa) + (reference_ ? "-reference" : "");
 }
 
-void CpuBackend::matmul(const WeightView& w, const float* x, int n, float* y) {
+std::unique_ptr<DeviceBuffer> CpuBackend::alloc(size_t bytes) {
+  return std::make_unique<HostBuffer>(bytes);
+}
+
+void CpuBackend::upload(DevicePtr<void> dst, const void* src, size_t bytes) {
+  if (dst.get() != src && bytes) std::memcpy(dst.get(), src, bytes);
+}
+
+void CpuBackend::download(void* dst, DevicePtr<const void> src, size_t bytes) {
+  if (dst != src.get() && bytes) std::memcpy(dst, src.get(), bytes);
+}
+
+// The file's mapping is host memory already: the weight stays there, plus a packed copy
+// where the kernels have a layout of their own.
+ResidentWeight CpuBackend::load_weight(const WeightView& file, WeightUse use) {
+  ResidentWeight r;
+  r.view = file;
+  if (use == WeightUse::Products) r.memory = pack_weight(file);
+  if (r.memory) r.view.packed = r.memory->as<uint8_t>().get();
+  return r;
+}
+
+void CpuBackend::matmul(const WeightView& w, DevicePtr<const float> x, int n, DevicePtr<float> y) {
   const WeightView* ws[1] = {&w};
-  matmul_multi(ws, &y, 1, x, n);
+  float* ys[1] = {y.get()};
+  matmul_host(ws, ys, 1, x.get(), n);
 }
 
-void CpuBackend::matmul_multi(const WeightView* const* ws, float* const* ys, int count,
-                              const float* x, int n) {
+void CpuBackend::matmul_multi(const WeightView* const* ws, const DevicePtr<float>* y, int count,
+                              DevicePtr<const float> x, int n) {
+  float* ys[8];
+  if (count > 8) throw std::invalid_argument("matmul_multi: at most 8 weights");
+  for (int j = 0; j < count; ++j) ys[j] = y[j].get();
+  matmul_host(ws, ys, count, x.get(), n);
+}
+
+void CpuBackend::matmul_host(const WeightView* const* ws, float* const* ys, int count,
+                             const float* x, int n) {
   if (count <= 0) return;
   if (reference_) {
     for (int j = 0; j < count; ++j) matmul_reference(*ws[j], x, n, ys[j]);
@@ -60,7 +108,7 @@ void CpuBackend::matmul_multi(const WeightView* const* ws, float* const* ys, int
     if (slot < 0 || !k_->gemm[slot]) throw std::invalid_argument("matmul: unsupported weight type");
     if (ws[j]->cols != cols || cpu::act_format_for(ws[j]->type) != fmt) {
       // Inputs prepared differently: one product at a time.
-      for (int i = 0; i < count; ++i) matmul_multi(&ws[i], &ys[i], 1, x, n);
+      for (int i = 0; i < count; ++i) matmul_host(&ws[i], &ys[i], 1, x, n);
       return;
     }
   }
@@ -110,18 +158,19 @@ void CpuBackend::matmul_multi(const WeightView* const* ws, float* const* ys, int
   });
 }
 
-std::unique_ptr<PackedWeight> CpuBackend::pack_weight(const WeightView& w) {
+std::unique_ptr<DeviceBuffer> CpuBackend::pack_weight(const WeightView& w) {
   const int slot = cpu::kernel_slot(w.type);
   if (reference_ || slot < 0) return nullptr;
   const cpu::Kernels::Packed& p = k_->packed[slot];
   // Chunks of matmul_multi are multiples of 8 rows: a group must divide 8.
   if (p.group == 0 || 8 % p.group != 0 || w.rows % 8 != 0) return nullptr;
-  auto out = std::make_unique<PackedWeight>(w.row_bytes * w.rows);
+  auto out = alloc(w.row_bytes * w.rows);
+  uint8_t* dst = out->as<uint8_t>().get();
   const size_t group_bytes = w.row_bytes * p.group;
-  pool_.run_sized(
-      static_cast<int>(w.rows / p.group), double(w.rows) * w.row_bytes, [&](int g, int) {
-        p.pack(w.row(int64_t(g) * p.group), w.row_bytes, w.cols, out->data() + g * group_bytes);
-      });
+  pool_.run_sized(static_cast<int>(w.rows / p.group), double(w.rows) * w.row_bytes,
+                  [&](int g, int) {
+                    p.pack(w.row(int64_t(g) * p.group), w.row_bytes, w.cols, dst + g * group_bytes);
+                  });
   return out;
 }
 
@@ -131,7 +180,7 @@ void CpuBackend::matmul_reference(const WeightView& w, const float* x, int n, fl
     std::vector<float> row(w.cols);
     const int64_t r0 = w.rows * t / n_chunks, r1 = w.rows * (t + 1) / n_chunks;
     for (int64_t r = r0; r < r1; ++r) {
-      cpu::dequantize_row(w.type, w.row(r), row.data(), w.cols);
+      format::dequantize_row(w.type, w.row(r), row.data(), w.cols);
       for (int i = 0; i < n; ++i) {
         double s = 0;
         for (int64_t c = 0; c < w.cols; ++c) s += static_cast<double>(row[c]) * x[i * w.cols + c];
@@ -141,16 +190,22 @@ void CpuBackend::matmul_reference(const WeightView& w, const float* x, int n, fl
   });
 }
 
-void CpuBackend::get_rows(const WeightView& table, const int32_t* ids, int n, float* out) {
+void CpuBackend::get_rows(const WeightView& table, DevicePtr<const int32_t> ids_d, int n,
+                          DevicePtr<float> out_d) {
+  const int32_t* ids = ids_d.get();
+  float* out = out_d.get();
   for (int i = 0; i < n; ++i) {
     if (ids[i] < 0 || ids[i] >= table.rows) {
       throw std::out_of_range("token id " + std::to_string(ids[i]) + " outside the vocabulary");
     }
-    cpu::dequantize_row(table.type, table.row(ids[i]), out + i * table.cols, table.cols);
+    format::dequantize_row(table.type, table.row(ids[i]), out + i * table.cols, table.cols);
   }
 }
 
-void CpuBackend::rms_norm(const float* x, const float* w, int n, int dim, float eps, float* y) {
+void CpuBackend::rms_norm(DevicePtr<const float> x_d, DevicePtr<const float> w_d, int n, int dim,
+                          float eps, DevicePtr<float> y_d) {
+  const float *x = x_d.get(), *w = w_d.get();
+  float* y = y_d.get();
   for (int i = 0; i < n; ++i) {
     const float* xr = x + static_cast<size_t>(i) * dim;
     float* yr = y + static_cast<size_t>(i) * dim;
@@ -166,8 +221,10 @@ void CpuBackend::rms_norm(const float* x, const float* w, int n, int dim, float 
   }
 }
 
-void CpuBackend::rope(float* x, int n, int n_heads, int head_dim, const int32_t* pos,
-                      const RopeParams& p) {
+void CpuBackend::rope(DevicePtr<float> x_d, int n, int n_heads, int head_dim,
+                      DevicePtr<const int32_t> pos_d, const RopeParams& p) {
+  float* x = x_d.get();
+  const int32_t* pos = pos_d.get();
   const int n_dims = p.n_dims;
   const float theta_scale = std::pow(p.freq_base, -2.0f / n_dims);
   std::vector<float> cs(n_dims);  // cos, sin per rotated pair for this position
@@ -194,7 +251,9 @@ void CpuBackend::rope(float* x, int n, int n_heads, int head_dim, const int32_t*
   }
 }
 
-void CpuBackend::swiglu(float* gate, const float* up, int n, int dim) {
+void CpuBackend::swiglu(DevicePtr<float> gate_d, DevicePtr<const float> up_d, int n, int dim) {
+  float* gate = gate_d.get();
+  const float* up = up_d.get();
   const size_t count = static_cast<size_t>(n) * dim;
   for (size_t i = 0; i < count; ++i) {
     const float g = gate[i];
@@ -202,13 +261,17 @@ void CpuBackend::swiglu(float* gate, const float* up, int n, int dim) {
   }
 }
 
-void CpuBackend::add_bias(float* x, const float* b, int n, int dim) {
+void CpuBackend::add_bias(DevicePtr<float> x_d, DevicePtr<const float> b_d, int n, int dim) {
+  float* x = x_d.get();
+  const float* b = b_d.get();
   for (int i = 0; i < n; ++i) {
     for (int c = 0; c < dim; ++c) x[static_cast<size_t>(i) * dim + c] += b[c];
   }
 }
 
-void CpuBackend::add(float* x, const float* y, size_t count) {
+void CpuBackend::add(DevicePtr<float> x_d, DevicePtr<const float> y_d, size_t count) {
+  float* x = x_d.get();
+  const float* y = y_d.get();
   for (size_t i = 0; i < count; ++i) x[i] += y[i];
 }
 
@@ -231,8 +294,18 @@ std::unique_ptr<KvStorage> CpuBackend::create_kv(const KvLayout& layout) {
   return std::make_unique<cpu::CpuKvStorage>(layout);
 }
 
-void CpuBackend::attention(KvStorage& kv_base, const AttentionArgs& a) {
+void CpuBackend::attention(KvStorage& kv_base, const AttentionArgs& args) {
   auto& kv = static_cast<cpu::CpuKvStorage&>(kv_base);
+  // Host views of the arguments (host memory is this backend's memory).
+  struct {
+    const float* q;
+    int n, n_heads, layer, kv_len;
+    const int32_t* q_pos;
+    const uint8_t* mask;
+    float scale;
+    float* out;
+  } a{args.q.get(),     args.n,          args.n_heads, args.layer,    args.kv_len,
+      args.q_pos.get(), args.mask.get(), args.scale,   args.out.get()};
   const KvLayout& L = kv.layout();
   const int hd = L.head_dim;
   const int group = a.n_heads / L.n_kv_heads;  // query heads per KV head (GQA)

@@ -30,23 +30,42 @@ class CpuBackend final : public Backend {
   int threads() const override { return pool_.size(); }
   cpu::Isa isa() const { return k_->isa; }
 
-  void matmul(const WeightView& w, const float* x, int n, float* y) override;
-  void matmul_multi(const WeightView* const* w, float* const* y, int count, const float* x,
-                    int n) override;
-  std::unique_ptr<PackedWeight> pack_weight(const WeightView& w) override;
-  void get_rows(const WeightView& table, const int32_t* ids, int n, float* out) override;
-  void rms_norm(const float* x, const float* w, int n, int dim, float eps, float* y) override;
-  void rope(float* x, int n, int n_heads, int head_dim, const int32_t* pos,
+  std::unique_ptr<DeviceBuffer> alloc(size_t bytes) override;
+  void upload(DevicePtr<void> dst, const void* src, size_t bytes) override;
+  void download(void* dst, DevicePtr<const void> src, size_t bytes) override;
+  using Backend::download;
+  using Backend::upload;
+  const void* host_address(DevicePtr<const void> src) override { return src.get(); }
+  ResidentWeight load_weight(const WeightView& file, WeightUse use) override;
+
+  void matmul(const WeightView& w, DevicePtr<const float> x, int n, DevicePtr<float> y) override;
+  void matmul_multi(const WeightView* const* w, const DevicePtr<float>* y, int count,
+                    DevicePtr<const float> x, int n) override;
+  void get_rows(const WeightView& table, DevicePtr<const int32_t> ids, int n,
+                DevicePtr<float> out) override;
+  void rms_norm(DevicePtr<const float> x, DevicePtr<const float> w, int n, int dim, float eps,
+                DevicePtr<float> y) override;
+  void rope(DevicePtr<float> x, int n, int n_heads, int head_dim, DevicePtr<const int32_t> pos,
             const RopeParams& p) override;
-  void swiglu(float* gate, const float* up, int n, int dim) override;
-  void add_bias(float* x, const float* b, int n, int dim) override;
-  void add(float* x, const float* y, size_t count) override;
-  void softmax(float* x, int n, int dim) override;
+  void swiglu(DevicePtr<float> gate, DevicePtr<const float> up, int n, int dim) override;
+  void add_bias(DevicePtr<float> x, DevicePtr<const float> b, int n, int dim) override;
+  void add(DevicePtr<float> x, DevicePtr<const float> y, size_t count) override;
   std::unique_ptr<KvStorage> create_kv(const KvLayout& layout) override;
   void attention(KvStorage& kv, const AttentionArgs& args) override;
 
+  // Host-memory conveniences of the CPU alone (host memory is this backend's memory).
+  void matmul(const WeightView& w, const float* x, int n, float* y) {
+    matmul(w, DevicePtr<const float>(x), n, DevicePtr<float>(y));
+  }
+  // Softmax in place over each of n rows of dim (tests' reference).
+  static void softmax(float* x, int n, int dim);
+  // The weight in this backend's packed layout, or null when its kernels read the file's
+  // rows (load_weight uses it).
+  std::unique_ptr<DeviceBuffer> pack_weight(const WeightView& w);
+
  private:
   void matmul_reference(const WeightView& w, const float* x, int n, float* y);
+  void matmul_host(const WeightView* const* w, float* const* y, int count, const float* x, int n);
 
   const cpu::Kernels* k_;
   bool reference_;

@@ -3,7 +3,7 @@
 #include <cstring>
 #include <stdexcept>
 
-#include "backend/cpu/fp16.h"
+#include "format/fp16.h"
 
 namespace leapfrog::cpu {
 
@@ -13,14 +13,16 @@ CpuKvStorage::CpuKvStorage(const KvLayout& layout) : layout_(layout) {
   v_.resize(n);
 }
 
-void CpuKvStorage::store(int layer, int pos, int n, const float* k, const float* v) {
+void CpuKvStorage::store(int layer, int pos, int n, DevicePtr<const float> k_d,
+                         DevicePtr<const float> v_d) {
+  const float *k = k_d.get(), *v = v_d.get();
   if (pos < 0 || pos + n > layout_.n_ctx) throw std::out_of_range("KV store past the context");
   const size_t count = static_cast<size_t>(n) * layout_.kv_dim();
   uint16_t* kd = k_.data() + offset(layer, pos);
   uint16_t* vd = v_.data() + offset(layer, pos);
   for (size_t i = 0; i < count; ++i) {
-    kd[i] = f32_to_f16(k[i]);
-    vd[i] = f32_to_f16(v[i]);
+    kd[i] = format::f32_to_f16(k[i]);
+    vd[i] = format::f32_to_f16(v[i]);
   }
 }
 

@@ -11,7 +11,8 @@ class CpuKvStorage final : public KvStorage {
  public:
   explicit CpuKvStorage(const KvLayout& layout);
   const KvLayout& layout() const override { return layout_; }
-  void store(int layer, int pos, int n, const float* k, const float* v) override;
+  void store(int layer, int pos, int n, DevicePtr<const float> k,
+             DevicePtr<const float> v) override;
   void move(int from, int to) override;
 
   const uint16_t* k(int layer, int pos) const { return k_.data() + offset(layer, pos); }

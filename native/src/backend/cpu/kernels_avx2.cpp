@@ -9,10 +9,10 @@
 
 #include "backend/cpu/avx2_common.h"
 #include "backend/cpu/avx2_parts.h"
-#include "backend/cpu/fp16.h"
 #include "backend/cpu/kernels.h"
 #include "backend/cpu/quant_blocks.h"
 #include "backend/cpu/tile_driver.h"
+#include "format/fp16.h"
 
 namespace leapfrog::cpu {
 

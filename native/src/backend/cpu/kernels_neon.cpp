@@ -11,10 +11,10 @@
 #include <cmath>
 #include <cstring>
 
-#include "backend/cpu/fp16.h"
 #include "backend/cpu/kernels.h"
 #include "backend/cpu/kernels_neon_int8.h"
 #include "backend/cpu/quant_blocks.h"
+#include "format/fp16.h"
 
 namespace leapfrog::cpu {
 

@@ -1,13 +1,13 @@
-#include "backend/cpu/dequant.h"
+#include "format/dequant.h"
 
 #include <cstring>
 #include <stdexcept>
 #include <string>
 
-#include "backend/cpu/fp16.h"
-#include "backend/cpu/quant_blocks.h"
+#include "format/blocks.h"
+#include "format/fp16.h"
 
-namespace leapfrog::cpu {
+namespace leapfrog::format {
 
 namespace {
 
@@ -138,4 +138,4 @@ void dequantize_row(GgmlType type, const void* src, float* dst, int64_t n) {
   }
 }
 
-}  // namespace leapfrog::cpu
+}  // namespace leapfrog::format

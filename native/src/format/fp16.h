@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <cstring>
 
-namespace leapfrog::cpu {
+namespace leapfrog::format {
 
 inline float bits_to_f32(uint32_t u) {
   float f;
@@ -57,4 +57,4 @@ inline uint16_t f32_to_bf16(float f) {
   return static_cast<uint16_t>((x + (0x7fff + ((x >> 16) & 1))) >> 16);
 }
 
-}  // namespace leapfrog::cpu
+}  // namespace leapfrog::format
