@@ -17,6 +17,8 @@
 #include "format/fp16.h"
 #include "host_ptr.h"
 #include "model/model.h"
+#include "reference_decode.h"
+#include "spec/generate.h"
 #include "test_harness.h"
 
 using namespace leapfrog;
@@ -329,25 +331,21 @@ TEST(qwen3_hparams_and_greedy_generation_runs) {
   CHECK(model->hparams().rope.style == RopeStyle::NeoX);
   Session s(*model, {});
   std::atomic<bool> abort{false};
-  GenerateParams gp;
+  GenerationConfig gp;
+  gp.speculation.mode = SpecMode::Off;
   gp.max_tokens = 20;
   gp.stop_tokens = {-1};
   std::vector<int32_t> a, b;
-  s.generate(
-      std::vector<int32_t>{1, 2, 3}, gp,
+  stream_generate(
+      s, nullptr, gp, std::vector<int32_t>{1, 2, 3},
       [&](int32_t t) {
         a.push_back(t);
         return true;
       },
       abort);
+  // The product's loop against the independent reference loop of the tests.
   Session s2(*model, {});
-  s2.generate(
-      std::vector<int32_t>{1, 2, 3}, gp,
-      [&](int32_t t) {
-        b.push_back(t);
-        return true;
-      },
-      abort);
+  b = lftest::reference_decode(s2, {1, 2, 3}, gp.sampling, gp.max_tokens, {-1});
   CHECK_EQ(a.size(), size_t(20));
   CHECK(a == b);
 }

@@ -11,6 +11,7 @@
 #include "backend/cpu/cpu_backend.h"
 #include "engine/session.h"
 #include "model/model.h"
+#include "spec/generate.h"
 #include "test_harness.h"
 
 using namespace leapfrog;
@@ -64,13 +65,14 @@ std::vector<Case> load_cases() {
 }
 
 std::vector<int32_t> greedy(Session& s, const std::vector<int32_t>& prompt, int n) {
-  GenerateParams gp;
+  GenerationConfig gp;
+  gp.speculation.mode = SpecMode::Off;
   gp.max_tokens = n;
   gp.stop_tokens = {-1};  // never stop early: compare the full list
   std::vector<int32_t> out;
   std::atomic<bool> abort{false};
-  s.generate(
-      prompt, gp,
+  stream_generate(
+      s, nullptr, gp, prompt,
       [&](int32_t t) {
         out.push_back(t);
         return true;
@@ -137,12 +139,13 @@ TEST(kv_truncate_and_prefix_reuse_equal_fresh_run) {
   CHECK(greedy(s, c.prompt, 40) == want);
   // Repeating the request reuses all but the last prompt token.
   std::atomic<bool> abort{false};
-  GenerateParams gp;
+  GenerationConfig gp;
+  gp.speculation.mode = SpecMode::Off;
   gp.max_tokens = 40;
   gp.stop_tokens = {-1};
   std::vector<int32_t> out;
-  GenerateStats st = s.generate(
-      c.prompt, gp,
+  GenerationStats st = stream_generate(
+      s, nullptr, gp, c.prompt,
       [&](int32_t t) {
         out.push_back(t);
         return true;
@@ -197,12 +200,13 @@ TEST(abort_stops_before_the_next_pass) {
   auto model = Model::load(model_path(), std::make_shared<CpuBackend>());
   Session s(*model, {});
   std::atomic<bool> abort{false};
-  GenerateParams gp;
+  GenerationConfig gp;
+  gp.speculation.mode = SpecMode::Off;
   gp.max_tokens = 50;
   gp.stop_tokens = {-1};
   int seen = 0;
-  GenerateStats st = s.generate(
-      cases[0].prompt, gp,
+  GenerationStats st = stream_generate(
+      s, nullptr, gp, cases[0].prompt,
       [&](int32_t) {
         if (++seen == 5) abort = true;
         return true;
@@ -211,8 +215,8 @@ TEST(abort_stops_before_the_next_pass) {
   CHECK(st.aborted);
   CHECK_EQ(st.generated, 5);
   abort = true;
-  st = s.generate(
-      cases[1].prompt, gp, [&](int32_t) { return true; }, abort);
+  st = stream_generate(
+      s, nullptr, gp, cases[1].prompt, [&](int32_t) { return true; }, abort);
   CHECK(st.aborted);
   CHECK_EQ(st.generated, 0);
 }
@@ -226,20 +230,21 @@ TEST(context_overflow_is_an_error_not_a_crash) {
   std::atomic<bool> abort{false};
   bool threw = false;
   try {
-    s.generate(
-        prompt, {}, [](int32_t) { return true; }, abort);
+    stream_generate(
+        s, nullptr, GenerationConfig{}, prompt, [](int32_t) { return true; }, abort);
   } catch (const std::length_error&) {
     threw = true;
   }
   CHECK(threw);
   // Generation stops cleanly when the context fills up.
   std::vector<int32_t> p2 = {1, 403, 407};
-  GenerateParams gp;
+  GenerationConfig gp;
+  gp.speculation.mode = SpecMode::Off;
   gp.max_tokens = 100;
   gp.stop_tokens = {-1};
   int n = 0;
-  s.generate(
-      p2, gp,
+  stream_generate(
+      s, nullptr, gp, p2,
       [&](int32_t) {
         ++n;
         return true;

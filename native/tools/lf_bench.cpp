@@ -32,9 +32,7 @@
 #include "backend/factory.h"
 #include "engine/session.h"
 #include "model/model.h"
-#include "spec/model_drafter.h"
-#include "spec/ngram_drafter.h"
-#include "spec/speculative.h"
+#include "spec/generate.h"
 
 using namespace leapfrog;
 
@@ -200,8 +198,10 @@ int main(int argc, char** argv) {
     int reps = 5, pp_n = 512, tg_n = 128, ctx_n = 1024, max_batch = SessionParams{}.max_batch;
     std::vector<int> batches = {1, 2, 4, 8, 16, 32};
     std::string sections = "pp,tg,batch", spec, draft_path, prompt_ids;
-    int budget = 16, max_tokens = 128;
-    bool serve = false, fixed_budget = false;
+    // The product's configuration (engine/generation_config.h), greedy like completions.
+    GenerationConfig config;
+    config.sampling.temperature = 0;
+    bool serve = false;
     for (int i = 2; i < argc; ++i) {
       std::string a = argv[i];
       auto next = [&] {
@@ -233,13 +233,15 @@ int main(int argc, char** argv) {
       else if (a == "--draft")
         draft_path = next();
       else if (a == "--budget")
-        budget = std::stoi(next());
+        config.speculation.budget = std::stoi(next());
       else if (a == "--fixed-budget")
-        fixed_budget = true;
+        config.speculation.adaptive = false;
+      else if (a == "--tree")
+        config.speculation.tree = true;
       else if (a == "--prompt-ids")
         prompt_ids = next();
       else if (a == "--max-tokens")
-        max_tokens = std::stoi(next());
+        config.max_tokens = std::stoi(next());
       else
         throw std::invalid_argument("unknown option " + a);
     }
@@ -253,28 +255,20 @@ int main(int argc, char** argv) {
     if (!spec.empty()) {
       // Speculative (or plain, with "off") greedy generation of a given prompt.
       auto prompt = read_ids(prompt_ids);
-      const int ctx = static_cast<int>(prompt.size()) + max_tokens + 64;
-      Session target(*model, SessionParams{ctx, 64});
+      const auto mode = parse_spec_mode(spec);
+      if (!mode) throw std::invalid_argument("--spec must be off, ngram, draft or auto");
+      config.speculation.mode = *mode;
+      if (*mode == SpecMode::Draft && draft_path.empty()) {
+        throw std::invalid_argument("--spec draft needs --draft F");
+      }
+      const int ctx = static_cast<int>(prompt.size()) + config.max_tokens + 64;
+      Session target(*model, SessionParams{ctx, kMaxPassTokens});
       std::unique_ptr<Model> draft_model;
       std::unique_ptr<Session> draft_session;
-      std::unique_ptr<ModelDrafter> model_drafter;
-      NgramDrafter ngram;
-      std::vector<Drafter*> drafters;
-      if (spec == "ngram" || spec == "auto") drafters.push_back(&ngram);
-      if (spec == "draft" || spec == "auto") {
-        if (draft_path.empty()) {
-          if (spec == "draft") throw std::invalid_argument("--spec draft needs --draft F");
-        } else {
-          draft_model = Model::load(draft_path, backend);
-          draft_session = std::make_unique<Session>(*draft_model, SessionParams{ctx, 64});
-          model_drafter = std::make_unique<ModelDrafter>(*draft_session);
-          drafters.push_back(model_drafter.get());
-        }
-      } else if (spec != "off" && spec != "ngram") {
-        throw std::invalid_argument("--spec must be off, ngram, draft or auto");
+      if (!draft_path.empty()) {
+        draft_model = Model::load(draft_path, backend);
+        draft_session = std::make_unique<Session>(*draft_model, SessionParams{ctx, kMaxPassTokens});
       }
-      GenerateParams gp;
-      gp.max_tokens = max_tokens;
       std::atomic<bool> abort{false};
       std::vector<double> tps, per_pass, draft_ms, verify_ms;
       int generated = 0, passes = 0, drafted = 0, accepted = 0;
@@ -287,34 +281,26 @@ int main(int argc, char** argv) {
           out.push_back(t);
           return true;
         };
-        SpecStats st;
-        if (spec == "off") {
-          st.base = target.generate(prompt, gp, on_token, abort);
-        } else {
-          SpecParams sp;
-          sp.budget = budget;
-          sp.adaptive = !fixed_budget;
-          st = generate_speculative(target, drafters, sp, prompt, gp, on_token, abort);
-        }
+        const GenerationStats st =
+            stream_generate(target, draft_session.get(), config, prompt, on_token, abort);
         if (r == 0) first_out = out;
-        tps.push_back(st.base.tokens_per_second());
-        per_pass.push_back(st.base.target_passes ? double(st.base.generated) / st.base.target_passes
-                                                 : 0);
+        tps.push_back(st.tokens_per_second());
+        per_pass.push_back(st.target_passes ? double(st.generated) / st.target_passes : 0);
         draft_ms.push_back(st.draft_ms);
         verify_ms.push_back(st.verify_ms);
-        generated = st.base.generated;
-        passes = st.base.target_passes;
-        drafted = st.base.drafted;
-        accepted = st.base.accepted;
+        generated = st.generated;
+        passes = st.target_passes;
+        drafted = st.drafted;
+        accepted = st.accepted;
       }
       std::printf(
           "{\"model\":%s,\"load_ms\":%.1f,\"spec\":\"%s\",\"budget\":%d,\"adaptive\":%s,"
           "\"prompt_tokens\":%zu,\"generated\":%d,\"target_passes\":%d,\"drafted\":%d,"
           "\"accepted\":%d,\"tokens_per_second\":%.3f,\"tokens_per_second_runs\":%s,"
           "\"accepted_per_pass\":%.3f,\"draft_ms\":%.2f,\"verify_ms\":%.2f,\"tokens\":[",
-          info_json(*model, *backend).c_str(), load_ms, spec.c_str(), budget,
-          fixed_budget ? "false" : "true", prompt.size(), generated, passes, drafted, accepted,
-          median(tps), json_array(tps).c_str(), median(per_pass), median(draft_ms),
+          info_json(*model, *backend).c_str(), load_ms, spec.c_str(), config.speculation.budget,
+          config.speculation.adaptive ? "true" : "false", prompt.size(), generated, passes, drafted,
+          accepted, median(tps), json_array(tps).c_str(), median(per_pass), median(draft_ms),
           median(verify_ms));
       for (size_t i = 0; i < first_out.size(); ++i) std::printf("%s%d", i ? "," : "", first_out[i]);
       std::printf("]}\n");

@@ -1,6 +1,6 @@
 // Debugging tool: greedy (or sampled) continuation of a prompt given as token ids.
 //   lf_run model.gguf 1 403 407 261 378 [--n 32] [--threads N] [--temp T] [--seed S]
-//          [--top-k K] [--top-p P] [--ctx N] [--repeat R]
+//          [--top-k K] [--top-p P] [--ctx N] [--repeat R] [--backend cpu|cuda] [--spec MODE]
 // Prints the generated ids, then timing. Exit 1 with "lf_run: error: ..." on failure.
 #include <atomic>
 #include <cstdio>
@@ -12,6 +12,7 @@
 #include "backend/factory.h"
 #include "engine/session.h"
 #include "model/model.h"
+#include "spec/generate.h"
 
 using namespace leapfrog;
 
@@ -23,8 +24,9 @@ int main(int argc, char** argv) {
   try {
     std::string path = argv[1];
     std::vector<int32_t> prompt;
-    GenerateParams gp;
+    GenerationConfig gp;  // plain decoding unless --spec says otherwise
     gp.max_tokens = 32;
+    gp.speculation.mode = SpecMode::Off;
     BackendOptions bo;
     SessionParams sp;
     int repeat = 1;
@@ -48,7 +50,13 @@ int main(int argc, char** argv) {
         gp.sampling.top_p = std::stof(next());
       else if (a == "--ctx")
         sp.n_ctx = std::stoi(next());
-      else if (a == "--repeat")
+      else if (a == "--backend")
+        bo.kind = next();
+      else if (a == "--spec") {
+        const auto m = parse_spec_mode(next());
+        if (!m) throw std::invalid_argument("--spec must be off, ngram, draft or auto");
+        gp.speculation.mode = *m;
+      } else if (a == "--repeat")
         repeat = std::stoi(next());
       else if (a == "--ignore-eos")
         gp.stop_tokens = {-1};
@@ -68,8 +76,8 @@ int main(int argc, char** argv) {
     for (int r = 0; r < repeat; ++r) {
       session.clear();
       std::vector<int32_t> out;
-      GenerateStats st = session.generate(
-          prompt, gp,
+      GenerationStats st = stream_generate(
+          session, nullptr, gp, prompt,
           [&](int32_t t) {
             out.push_back(t);
             return true;

@@ -2,6 +2,7 @@
 // long runs on engine threads; JavaScript only ever waits on promises.
 #include <napi.h>
 
+#include "addon/generation_job.h"
 #include "addon/loaded_model.h"
 #include "addon/model_object.h"
 #include "addon/session_object.h"
@@ -15,17 +16,17 @@ namespace {
 
 class LoadModelWorker : public Napi::AsyncWorker {
  public:
-  LoadModelWorker(Napi::Env env, std::string path, int threads, bool vocab_only)
+  LoadModelWorker(Napi::Env env, std::string path, BackendOptions backend, bool vocab_only)
       : Napi::AsyncWorker(env),
         deferred_(Napi::Promise::Deferred::New(env)),
         path_(std::move(path)),
-        threads_(threads),
+        backend_(std::move(backend)),
         vocab_only_(vocab_only) {}
   Napi::Promise promise() { return deferred_.Promise(); }
 
   void Execute() override {
     try {
-      model_ = vocab_only_ ? load_vocab_only(path_) : load_model(path_, threads_);
+      model_ = vocab_only_ ? load_vocab_only(path_) : load_model(path_, backend_);
     } catch (const std::exception& e) {
       SetError(e.what());
     }
@@ -36,24 +37,27 @@ class LoadModelWorker : public Napi::AsyncWorker {
  private:
   Napi::Promise::Deferred deferred_;
   std::string path_;
-  int threads_;
+  BackendOptions backend_;
   bool vocab_only_;
   std::shared_ptr<LoadedModel> model_;
 };
 
 Napi::Value LoadModel(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  if (!info[0].IsString()) throw Napi::TypeError::New(env, "loadModel(path, { threads })");
-  int threads = 0;
+  if (!info[0].IsString()) {
+    throw Napi::TypeError::New(env, "loadModel(path, { threads, backend, vocabOnly })");
+  }
+  BackendOptions backend;
   bool vocab_only = false;
   if (info[1].IsObject()) {
     Napi::Object opts = info[1].As<Napi::Object>();
     if (opts.Get("threads").IsNumber())
-      threads = opts.Get("threads").As<Napi::Number>().Int32Value();
+      backend.threads = opts.Get("threads").As<Napi::Number>().Int32Value();
+    if (opts.Get("backend").IsString()) backend.kind = opts.Get("backend").As<Napi::String>();
     vocab_only = opts.Get("vocabOnly").ToBoolean();
   }
-  auto* worker =
-      new LoadModelWorker(env, info[0].As<Napi::String>().Utf8Value(), threads, vocab_only);
+  auto* worker = new LoadModelWorker(env, info[0].As<Napi::String>().Utf8Value(),
+                                     std::move(backend), vocab_only);
   Napi::Promise promise = worker->promise();
   worker->Queue();
   return promise;
@@ -103,12 +107,17 @@ Napi::Value SystemInfo(const Napi::CallbackInfo& info) {
   return out;
 }
 
+Napi::Value DefaultGenerateParams(const Napi::CallbackInfo& info) {
+  return job_params_to_js(info.Env(), JobParams{});
+}
+
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
   ModelObject::Init(env);
   SessionObject::Init(env);
   exports.Set("loadModel", Napi::Function::New(env, LoadModel));
   exports.Set("createSession", Napi::Function::New(env, SessionObject::Create));
   exports.Set("systemInfo", Napi::Function::New(env, SystemInfo));
+  exports.Set("defaultGenerateParams", Napi::Function::New(env, DefaultGenerateParams));
   exports.Set("writeLowerBitCopy", Napi::Function::New(env, WriteLowerBitCopy));
   return exports;
 }

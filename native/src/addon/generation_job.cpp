@@ -5,9 +5,7 @@
 #include <thread>
 
 #include "addon/js_convert.h"
-#include "spec/model_drafter.h"
-#include "spec/ngram_drafter.h"
-#include "spec/speculative.h"
+#include "spec/generate.h"
 #include "tokenizer/tokenizer.h"
 
 namespace leapfrog::addon {
@@ -19,7 +17,7 @@ struct Event {
   enum Kind { Token, Done, Failed } kind = Token;
   int32_t id = -1;  // -1 with text: trailing bytes flushed at the end
   std::string text;
-  SpecStats stats;
+  GenerationStats stats;
   std::string error;
 
   static Event* token(int32_t id, std::string text) {
@@ -42,8 +40,7 @@ struct Job {
   explicit Job(Napi::Env env) : deferred(Napi::Promise::Deferred::New(env)) {}
 };
 
-Napi::Object stats_to_js(Napi::Env env, const SpecStats& spec) {
-  const GenerateStats& s = spec.base;
+Napi::Object stats_to_js(Napi::Env env, const GenerationStats& s) {
   Napi::Object o = Napi::Object::New(env);
   o.Set("promptTokens", s.prompt_tokens);
   o.Set("reusedTokens", s.reused_tokens);
@@ -53,8 +50,9 @@ Napi::Object stats_to_js(Napi::Env env, const SpecStats& spec) {
   o.Set("targetPasses", s.target_passes);
   o.Set("drafted", s.drafted);
   o.Set("accepted", s.accepted);
-  o.Set("draftMs", spec.draft_ms);
-  o.Set("verifyMs", spec.verify_ms);
+  o.Set("maxPassTokens", s.max_pass_tokens);
+  o.Set("draftMs", s.draft_ms);
+  o.Set("verifyMs", s.verify_ms);
   o.Set("aborted", s.aborted);
   return o;
 }
@@ -90,8 +88,8 @@ void run(std::shared_ptr<Job> job) {
   SessionState& st = *job->state;
   const Tokenizer& tok = *st.target->tokenizer;
   StreamingDetokenizer detok(tok, /*render_special=*/false);
-  GenerateParams gp = job->params.generate;
-  if (job->params.stop_at_eog) gp.stop_tokens = tok.eog_ids();
+  GenerationConfig config = job->params.config;
+  if (job->params.stop_at_eog) config.stop_tokens = tok.eog_ids();
   // Each delivery holds the job, so queued events outlive this thread safely.
   auto send = [&](Event* ev) {
     job->tsfn.BlockingCall(
@@ -102,33 +100,11 @@ void run(std::shared_ptr<Job> job) {
     return !job->abort.load();
   };
   try {
-    SpecStats stats;
-    const std::string& mode = job->params.spec;
-    if (mode == "off") {
-      stats.base = st.session->generate(job->prompt, gp, on_token, job->abort);
-      stats.verify_ms = stats.base.decode_ms;
-    } else {
-      // auto: lookup first (free), then the draft model when there is one. With a draft
-      // model behind it, lookup only speaks up on matches of 3+ tokens: a 2-token repeat
-      // predicts worse than the draft model does.
-      std::unique_ptr<ModelDrafter> model_drafter;
-      if (st.draft_session) model_drafter = std::make_unique<ModelDrafter>(*st.draft_session);
-      NgramDrafter ngram(mode == "auto" && model_drafter ? 3 : 2);
-      std::vector<Drafter*> drafters;
-      if (mode == "ngram" || mode == "auto") drafters.push_back(&ngram);
-      if ((mode == "draft" || mode == "auto") && model_drafter) {
-        drafters.push_back(model_drafter.get());
-      }
-      SpecParams sp;
-      sp.budget = job->params.budget;
-      sp.adaptive = job->params.adaptive;
-      sp.tree = job->params.tree;
-      stats =
-          generate_speculative(*st.session, drafters, sp, job->prompt, gp, on_token, job->abort);
-    }
+    GenerationStats stats = stream_generate(*st.session, st.draft_session.get(), config,
+                                            job->prompt, on_token, job->abort);
     std::string tail = detok.flush();
     if (!tail.empty()) send(Event::token(-1, std::move(tail)));
-    stats.base.aborted = stats.base.aborted || job->abort.load();
+    stats.aborted = stats.aborted || job->abort.load();
     auto* done = new Event();
     done->kind = Event::Done;
     done->stats = stats;
@@ -145,36 +121,6 @@ void run(std::shared_ptr<Job> job) {
 }
 
 }  // namespace
-
-JobParams job_params_from_js(const Napi::Object& p) {
-  JobParams jp;
-  GenerateParams& g = jp.generate;
-  g.max_tokens = static_cast<int>(number_field(p, "maxTokens", 128));
-  SamplingParams& s = g.sampling;
-  s.temperature = static_cast<float>(number_field(p, "temperature", 0));
-  s.top_k = static_cast<int>(number_field(p, "topK", 40));
-  s.top_p = static_cast<float>(number_field(p, "topP", 0.95));
-  s.min_p = static_cast<float>(number_field(p, "minP", 0.05));
-  s.repeat_penalty = static_cast<float>(number_field(p, "repeatPenalty", 1));
-  s.repeat_last_n = static_cast<int>(number_field(p, "repeatLastN", 64));
-  s.seed = static_cast<uint64_t>(number_field(p, "seed", 0));
-  Napi::Value eog = p.Get("stopAtEog");
-  jp.stop_at_eog = eog.IsUndefined() ? true : eog.ToBoolean().Value();
-  Napi::Value spec = p.Get("spec");
-  if (spec.IsString()) jp.spec = spec.As<Napi::String>().Utf8Value();
-  jp.budget = static_cast<int>(number_field(p, "budget", 16));
-  Napi::Value adaptive = p.Get("adaptiveBudget");
-  jp.adaptive = adaptive.IsUndefined() ? true : adaptive.ToBoolean().Value();
-  jp.tree = p.Get("tree").ToBoolean().Value();
-  if (jp.spec != "off" && jp.spec != "auto" && jp.spec != "ngram" && jp.spec != "draft") {
-    throw Napi::RangeError::New(p.Env(), "spec must be off, auto, ngram or draft");
-  }
-  if (jp.budget < 0 || jp.budget > 63) {
-    throw Napi::RangeError::New(p.Env(), "budget must be between 0 and 63");
-  }
-  if (g.max_tokens < 0) throw Napi::RangeError::New(p.Env(), "maxTokens must be >= 0");
-  return jp;
-}
 
 Napi::Value start_generation(Napi::Env env, std::shared_ptr<SessionState> state,
                              std::vector<int32_t> prompt, const JobParams& params,

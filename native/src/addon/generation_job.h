@@ -7,21 +7,11 @@
 #include <string>
 #include <vector>
 
+#include "addon/generation_params.h"
 #include "addon/session_object.h"
 #include "engine/session.h"
 
 namespace leapfrog::addon {
-
-struct JobParams {
-  GenerateParams generate;
-  bool stop_at_eog = true;
-  std::string spec = "auto";  // off | auto | ngram | draft
-  int budget = 16;
-  bool adaptive = true;  // false: always draft `budget` tokens
-  bool tree = false;     // token trees instead of chains
-};
-
-JobParams job_params_from_js(const Napi::Object& params);
 
 // Starts the engine thread; returns { done: Promise<stats>, abort(): void }.
 Napi::Value start_generation(Napi::Env env, std::shared_ptr<SessionState> state,

@@ -2,6 +2,7 @@
 
 #include <map>
 #include <mutex>
+#include <utility>
 
 #include "backend/factory.h"
 
@@ -9,23 +10,22 @@ namespace leapfrog::addon {
 
 namespace {
 
-std::shared_ptr<Backend> shared_backend(int threads) {
+std::shared_ptr<Backend> shared_backend(const BackendOptions& opts) {
   static std::mutex mu;
-  static std::map<int, std::weak_ptr<Backend>> by_threads;
+  static std::map<std::pair<std::string, int>, std::weak_ptr<Backend>> by_kind;
   std::lock_guard<std::mutex> lock(mu);
-  if (auto existing = by_threads[threads].lock()) return existing;
-  BackendOptions opts;
-  opts.threads = threads;
+  auto& slot = by_kind[{opts.kind, opts.threads}];
+  if (auto existing = slot.lock()) return existing;
   auto backend = create_backend(opts);
-  by_threads[threads] = backend;
+  slot = backend;
   return backend;
 }
 
 }  // namespace
 
-std::shared_ptr<LoadedModel> load_model(const std::string& path, int threads) {
+std::shared_ptr<LoadedModel> load_model(const std::string& path, const BackendOptions& opts) {
   auto loaded = std::make_shared<LoadedModel>();
-  loaded->model = Model::load(path, shared_backend(threads));
+  loaded->model = Model::load(path, shared_backend(opts));
   loaded->tokenizer = Tokenizer::from_gguf(loaded->model->gguf());
   if (loaded->tokenizer->n_vocab() != loaded->model->hparams().n_vocab) {
     throw std::runtime_error(

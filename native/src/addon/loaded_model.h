@@ -6,6 +6,7 @@
 #include <string>
 
 #include "backend/backend.h"
+#include "backend/factory.h"
 #include "gguf/gguf_file.h"
 #include "model/model.h"
 #include "tokenizer/tokenizer.h"
@@ -20,9 +21,9 @@ struct LoadedModel {
   uint64_t n_params = 0;
 };
 
-// Loads `path` on a backend with `threads` threads (one shared backend per thread count, so
+// Loads `path` on the backend `opts` names (one shared backend per kind and thread count, so
 // a target and its draft share one thread pool). Throws with a message naming the file.
-std::shared_ptr<LoadedModel> load_model(const std::string& path, int threads);
+std::shared_ptr<LoadedModel> load_model(const std::string& path, const BackendOptions& opts);
 // Loads only the tokenizer (tokenize/detokenize work; sessions refuse it): for vocabulary-only
 // GGUFs and for `leapfrog tokenize`, which need no weights.
 std::shared_ptr<LoadedModel> load_vocab_only(const std::string& path);

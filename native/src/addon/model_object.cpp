@@ -77,6 +77,9 @@ Napi::Value ModelObject::Info(const Napi::CallbackInfo& info) {
   out.Set("fim", fim);
   out.Set("chatTemplate", std::string(tok.chat_template()));
   out.Set("tokenizerModel", std::string(tok.model()));
+  out.Set("backend", m.model ? m.model->backend().name() : std::string());
+  // Whether the model learned its FIM tokens (absent: it did); models/MODEL_CARD.md.
+  out.Set("fimTrained", file.get_bool("leapfrog.prompt.fim").value_or(true));
   return out;
 }
 

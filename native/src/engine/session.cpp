@@ -1,16 +1,11 @@
 #include "engine/session.h"
 
 #include <algorithm>
-#include <chrono>
 #include <string>
 
 namespace leapfrog {
 
 namespace {
-
-double ms_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-}
 
 int resolve_ctx(const Model& m, const SessionParams& p) {
   return p.n_ctx > 0 ? p.n_ctx : m.hparams().n_ctx_train;
@@ -70,69 +65,6 @@ int Session::reuse_prefix(std::span<const int32_t> prompt) {
   if (keep >= static_cast<int>(prompt.size())) keep = static_cast<int>(prompt.size()) - 1;
   cache_.truncate(std::max(keep, 0));
   return n_past();
-}
-
-GenerateStats Session::generate(std::span<const int32_t> prompt, const GenerateParams& params,
-                                const std::function<bool(int32_t)>& on_token,
-                                const std::atomic<bool>& abort) {
-  GenerateStats st;
-  st.prompt_tokens = static_cast<int>(prompt.size());
-  if (prompt.empty()) throw std::invalid_argument("generate: empty prompt");
-  if (static_cast<int>(prompt.size()) > n_ctx()) {
-    throw std::length_error("prompt of " + std::to_string(prompt.size()) +
-                            " tokens is longer than the context (" + std::to_string(n_ctx()) + ")");
-  }
-  std::vector<int32_t> stops = params.stop_tokens;
-  if (stops.empty() && model_.hparams().eos_token) stops.push_back(*model_.hparams().eos_token);
-  Sampler sampler(params.sampling);
-  const int n_vocab = model_.hparams().n_vocab;
-
-  // Prefill: only the tokens after the reused prefix.
-  auto t0 = std::chrono::steady_clock::now();
-  st.reused_tokens = reuse_prefix(prompt);
-  std::span<const float> logits;
-  try {
-    logits = forward(prompt.subspan(st.reused_tokens), false, &abort);
-  } catch (const AbortedError&) {
-    st.aborted = true;
-    st.prompt_ms = ms_since(t0);
-    return st;
-  }
-  st.prompt_ms = ms_since(t0);
-
-  // Decode. One target pass per token for now; speculative decoding replaces the body:
-  // draft k tokens, forward(draft, all_logits=true), accept the matching prefix, truncate.
-  t0 = std::chrono::steady_clock::now();
-  std::vector<int32_t> next(1);
-  while (st.generated < params.max_tokens) {
-    const int32_t tok = sampler.sample(logits.data(), n_vocab, cache_.tokens());
-    const bool is_stop = std::find(stops.begin(), stops.end(), tok) != stops.end();
-    if (is_stop) {
-      st.stopped_by_token = true;
-      if (params.emit_stop_token) {
-        ++st.generated;
-        on_token(tok);
-      }
-      break;
-    }
-    ++st.generated;
-    if (!on_token(tok)) break;
-    if (st.generated >= params.max_tokens || n_past() >= n_ctx()) break;
-    if (abort.load(std::memory_order_relaxed)) {
-      st.aborted = true;
-      break;
-    }
-    next[0] = tok;
-    try {
-      logits = forward(next, false, &abort);
-    } catch (const AbortedError&) {
-      st.aborted = true;
-      break;
-    }
-    ++st.target_passes;
-  }
-  st.decode_ms = ms_since(t0);
-  return st;
 }
 
 }  // namespace leapfrog

@@ -4,44 +4,20 @@
 #pragma once
 #include <atomic>
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <span>
 #include <stdexcept>
 #include <vector>
 
+#include "engine/generation_config.h"
 #include "engine/kv_cache.h"
 #include "model/model.h"
-#include "sampling/sampler.h"
 
 namespace leapfrog {
 
 struct SessionParams {
-  int n_ctx = 4096;    // 0: the model's training context
-  int max_batch = 64;  // tokens per forward pass; longer prompts run in chunks
-};
-
-struct GenerateParams {
-  int max_tokens = 128;
-  SamplingParams sampling;
-  // Generation stops at one of these; it reaches on_token only with emit_stop_token.
-  // Empty: the model's EOS token when it has one.
-  std::vector<int32_t> stop_tokens;
-  bool emit_stop_token = false;  // pass the stop token to on_token before stopping
-};
-
-struct GenerateStats {
-  double prompt_ms = 0;
-  double decode_ms = 0;
-  int prompt_tokens = 0;  // tokens in the prompt
-  int reused_tokens = 0;  // of which came from the cache (not recomputed)
-  int generated = 0;      // tokens passed to on_token
-  int target_passes = 0;  // forward passes of the model during decoding
-  int drafted = 0;        // speculative decoding (later): tokens proposed
-  int accepted = 0;       //   and accepted
-  bool aborted = false;
-  bool stopped_by_token = false;
-  double tokens_per_second() const { return decode_ms > 0 ? generated * 1000.0 / decode_ms : 0; }
+  int n_ctx = 4096;                // 0: the model's training context
+  int max_batch = kMaxPassTokens;  // tokens per forward pass; longer prompts run in chunks
 };
 
 class AbortedError : public std::runtime_error {
@@ -86,13 +62,6 @@ class Session {
   // Truncates the cache to the longest prefix it shares with `prompt`, always leaving at
   // least one prompt token to run (its logits start generation). Returns the kept length.
   int reuse_prefix(std::span<const int32_t> prompt);
-
-  // Prefill (reusing the cached prefix), then sample up to max_tokens, calling
-  // on_token(id) for each; stops when it returns false, on a stop token, when the context
-  // is full, or when `abort` becomes true (checked before every forward pass).
-  GenerateStats generate(std::span<const int32_t> prompt, const GenerateParams& params,
-                         const std::function<bool(int32_t)>& on_token,
-                         const std::atomic<bool>& abort);
 
  private:
   const Model& model_;

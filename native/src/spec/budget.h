@@ -5,11 +5,13 @@
 #pragma once
 #include <array>
 
+#include "engine/generation_config.h"
+
 namespace leapfrog {
 
 class BudgetController {
  public:
-  static constexpr int kMaxBatch = 64;
+  static constexpr int kMaxBatch = kMaxPassTokens;
   explicit BudgetController(int cap)
       : cap_(cap < 0 ? 0 : (cap > kMaxBatch - 1 ? kMaxBatch - 1 : cap)) {}
 

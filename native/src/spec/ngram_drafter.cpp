@@ -35,7 +35,9 @@ void NgramDrafter::propose(std::span<const int32_t> context, int max_len, std::v
     }
     if (at < 0) continue;
     last_match_ = n;
+    // A copy ends at the end of its chunk (-1 separates the corpus's chunks).
     for (int i = 0; i < max_len && at + i < static_cast<int>(source.size()); ++i) {
+      if (source[at + i] < 0) break;
       out.push_back(source[at + i]);
     }
     return;

@@ -13,7 +13,8 @@ class NgramDrafter : public Drafter {
   explicit NgramDrafter(int min_n = 2, int max_n = 8) : min_n_(min_n), max_n_(max_n) {}
   const char* name() const override { return "ngram"; }
 
-  // Extra token streams searched after the context (e.g. other open files).
+  // Extra token streams searched after the context (e.g. other open files); -1 separates
+  // chunks, and no proposal crosses one.
   void set_corpus(std::vector<int32_t> corpus) { corpus_ = std::move(corpus); }
 
   void propose(std::span<const int32_t> context, int max_len, std::vector<int32_t>& out,

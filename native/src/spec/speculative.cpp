@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <string>
 #include <vector>
 
 #include "sampling/rng.h"
@@ -23,175 +24,235 @@ double ms_since(Clock::time_point t0) {
 // acceptance estimate fell can show it has recovered.
 constexpr int kProbeEvery = 8;
 
-}  // namespace
-
-SpecStats generate_speculative(Session& target, std::span<Drafter* const> drafters,
-                               const SpecParams& spec, std::span<const int32_t> prompt,
-                               const GenerateParams& params,
-                               const std::function<bool(int32_t)>& on_token,
-                               const std::atomic<bool>& abort) {
-  SpecStats out;
-  GenerateStats& st = out.base;
-  st.prompt_tokens = static_cast<int>(prompt.size());
-  if (prompt.empty()) throw std::invalid_argument("generate: empty prompt");
-  if (static_cast<int>(prompt.size()) > target.n_ctx()) {
-    throw std::length_error("prompt of " + std::to_string(prompt.size()) +
-                            " tokens is longer than the context (" +
-                            std::to_string(target.n_ctx()) + ")");
+// The state of one generation and its phases.
+class SpecLoop {
+ public:
+  SpecLoop(Session& target, std::span<Drafter* const> drafters, const GenerationConfig& cfg,
+           const TokenCallback& on_token, const std::atomic<bool>& abort)
+      : target_(target),
+        drafters_(drafters),
+        cfg_(cfg),
+        on_token_(on_token),
+        abort_(abort),
+        sampler_(cfg.sampling),
+        // Verification draws from its own stream, so the sampler's stream stays that of
+        // plain decoding whenever no draft is made.
+        rng_(cfg.sampling.seed ^ 0x5bd1e995ull),
+        n_vocab_(target.n_vocab()),
+        budget_(std::min(cfg.speculation.budget, kMaxDraftBudget)) {
+    stops_ = cfg.stop_tokens;
+    if (stops_.empty() && target.model().hparams().eos_token) {
+      stops_.push_back(*target.model().hparams().eos_token);
+    }
   }
-  std::vector<int32_t> stops = params.stop_tokens;
-  if (stops.empty() && target.model().hparams().eos_token) {
-    stops.push_back(*target.model().hparams().eos_token);
-  }
-  const auto is_stop = [&](int32_t t) {
-    return std::find(stops.begin(), stops.end(), t) != stops.end();
-  };
-  Sampler sampler(params.sampling);
-  // Verification draws from its own stream, so the sampler's stream stays that of plain
-  // decoding whenever no draft is made.
-  Rng rng(params.sampling.seed ^ 0x5bd1e995ull);
-  const int n_vocab = target.n_vocab();
-  BudgetController budget(std::min(spec.budget, BudgetController::kMaxBatch - 1));
 
-  // Prefill, reusing the cached prefix.
-  auto t0 = Clock::now();
-  st.reused_tokens = target.reuse_prefix(prompt);
-  std::vector<float> rows;  // logits of the last pass: one row per batch token
-  try {
-    auto l = target.forward(prompt.subspan(st.reused_tokens), false, &abort);
-    rows.assign(l.begin(), l.end());
-  } catch (const AbortedError&) {
-    st.aborted = true;
-    st.prompt_ms = ms_since(t0);
-    return out;
-  }
-  st.prompt_ms = ms_since(t0);
+  GenerationStats& stats() { return st_; }
 
-  t0 = Clock::now();
-  // Everything the target has seen or emitted: the history for penalties and drafting.
-  std::vector<int32_t> history(prompt.begin(), prompt.end());
-  const float* next_logits = rows.data();
-  int32_t forced = -1;  // a token already drawn by rejection sampling
-  DraftTree tree;
-  std::vector<int32_t> chain, batch, parents, path, children, child_tokens;
-  int passes_without_draft = 0;
+  // Runs the prompt (after the prefix the cache shares with it); false when aborted.
+  bool prefill(std::span<const int32_t> prompt) {
+    st_.prompt_tokens = static_cast<int>(prompt.size());
+    if (prompt.empty()) throw std::invalid_argument("generate: empty prompt");
+    if (static_cast<int>(prompt.size()) > target_.n_ctx()) {
+      throw std::length_error("prompt of " + std::to_string(prompt.size()) +
+                              " tokens is longer than the context (" +
+                              std::to_string(target_.n_ctx()) + ")");
+    }
+    const auto t0 = Clock::now();
+    st_.reused_tokens = target_.reuse_prefix(prompt);
+    history_.assign(prompt.begin(), prompt.end());
+    try {
+      auto l = target_.forward(prompt.subspan(st_.reused_tokens), false, &abort_);
+      rows_.assign(l.begin(), l.end());
+    } catch (const AbortedError&) {
+      st_.aborted = true;
+    }
+    next_logits_ = rows_.data();
+    st_.prompt_ms = ms_since(t0);
+    return !st_.aborted;
+  }
+
+  // The target's own next token: drawn from the last pass's row, or the replacement that
+  // rejection sampling already drew.
+  int32_t next_token() {
+    const int32_t tok = forced_ >= 0 ? forced_ : sampler_.sample(next_logits_, n_vocab_, history_);
+    forced_ = -1;
+    return tok;
+  }
 
   // Emits one token; false when generation must end.
-  const auto emit = [&](int32_t tok) {
-    if (is_stop(tok)) {
-      st.stopped_by_token = true;
-      if (params.emit_stop_token) {
-        ++st.generated;
-        on_token(tok);
+  bool emit(int32_t tok) {
+    if (std::find(stops_.begin(), stops_.end(), tok) != stops_.end()) {
+      st_.stopped_by_token = true;
+      if (cfg_.emit_stop_token) {
+        ++st_.generated;
+        on_token_(tok);
       }
       return false;
     }
-    ++st.generated;
-    history.push_back(tok);
-    if (!on_token(tok)) return false;
-    return st.generated < params.max_tokens;
-  };
+    ++st_.generated;
+    history_.push_back(tok);
+    if (!on_token_(tok)) return false;
+    return st_.generated < cfg_.max_tokens;
+  }
 
-  while (st.generated < params.max_tokens) {
-    const int32_t tok = forced >= 0 ? forced : sampler.sample(next_logits, n_vocab, history);
-    forced = -1;
-    if (!emit(tok)) break;
-    if (target.n_past() + 1 >= target.n_ctx()) break;
-    if (abort.load(std::memory_order_relaxed)) {
-      st.aborted = true;
-      break;
+  // Whether another pass fits the context and nobody asked to stop.
+  bool may_continue() {
+    if (target_.n_past() + 1 >= target_.n_ctx()) return false;
+    if (abort_.load(std::memory_order_relaxed)) {
+      st_.aborted = true;
+      return false;
     }
+    return true;
+  }
 
-    // Draft: as many tokens as the budget says pay off (and room allows).
-    const auto td = Clock::now();
-    tree.clear();
+  // Phase 1 — draft: as many tokens as the budget says pay off (and room allows).
+  void draft() {
+    const auto t0 = Clock::now();
+    tree_.clear();
     const int room =
-        std::min(params.max_tokens - st.generated, target.n_ctx() - target.n_past() - 2);
-    for (Drafter* d : drafters) {
-      int k = spec.adaptive ? budget.choose(d->ms_per_token()) : budget.cap();
-      if (k == 0 && ++passes_without_draft >= kProbeEvery) k = std::min(2, budget.cap());
+        std::min(cfg_.max_tokens - st_.generated, target_.n_ctx() - target_.n_past() - 2);
+    for (Drafter* d : drafters_) {
+      int k = cfg_.speculation.adaptive ? budget_.choose(d->ms_per_token()) : budget_.cap();
+      if (k == 0 && ++passes_without_draft_ >= kProbeEvery) k = std::min(2, budget_.cap());
       k = std::min(k, room);
       if (k <= 0) continue;
-      if (spec.tree) {
-        d->propose_tree(history, k, tree, abort);
+      if (cfg_.speculation.tree) {
+        d->propose_tree(history_, k, tree_, abort_);
       } else {
-        chain.clear();
-        d->propose(history, k, chain, abort);
-        for (size_t i = 0; i < chain.size(); ++i) {
-          tree.tokens.push_back(chain[i]);
-          tree.parents.push_back(static_cast<int32_t>(i) - 1);
+        chain_.clear();
+        d->propose(history_, k, chain_, abort_);
+        for (size_t i = 0; i < chain_.size(); ++i) {
+          tree_.tokens.push_back(chain_[i]);
+          tree_.parents.push_back(static_cast<int32_t>(i) - 1);
         }
       }
-      if (tree.size() > 0) break;
+      if (tree_.size() > 0) break;
     }
-    if (tree.size() > 0) passes_without_draft = 0;
-    out.draft_ms += ms_since(td);
+    if (tree_.size() > 0) passes_without_draft_ = 0;
+    st_.draft_ms += ms_since(t0);
+  }
 
-    // Verify the target's token and the whole draft in one pass. Batch node 0 is the
-    // target's token; draft node i is batch node i + 1.
-    const auto tv = Clock::now();
-    batch.assign(1, tok);
-    batch.insert(batch.end(), tree.tokens.begin(), tree.tokens.end());
-    parents.assign(1, -1);
-    bool branched = false;
-    for (size_t i = 0; i < tree.size(); ++i) {
-      parents.push_back(tree.parents[i] + 1);
-      branched = branched || tree.parents[i] + 1 != static_cast<int32_t>(i);
+  // Phase 2 — verify: the target's token `tok` and the whole draft in one pass. Batch node
+  // 0 is `tok`; draft node i is batch node i + 1. False when aborted.
+  bool verify(int32_t tok) {
+    verify_start_ = Clock::now();
+    batch_.assign(1, tok);
+    batch_.insert(batch_.end(), tree_.tokens.begin(), tree_.tokens.end());
+    parents_.assign(1, -1);
+    branched_ = false;
+    for (size_t i = 0; i < tree_.size(); ++i) {
+      parents_.push_back(tree_.parents[i] + 1);
+      branched_ = branched_ || tree_.parents[i] + 1 != static_cast<int32_t>(i);
     }
-    const int past = target.n_past();
+    past_ = target_.n_past();
     try {
-      auto l = branched ? target.forward_tree(batch, parents, &abort)
-                        : target.forward(batch, /*all_logits=*/true, &abort);
-      rows.assign(l.begin(), l.end());
+      auto l = branched_ ? target_.forward_tree(batch_, parents_, &abort_)
+                         : target_.forward(batch_, /*all_logits=*/true, &abort_);
+      rows_.assign(l.begin(), l.end());
     } catch (const AbortedError&) {
-      st.aborted = true;
-      break;
+      st_.aborted = true;
+      return false;
     }
-    ++st.target_passes;
-    budget.record_pass(static_cast<int>(batch.size()), ms_since(tv));
+    const int n = static_cast<int>(batch_.size());
+    ++st_.target_passes;
+    st_.max_pass_tokens = std::max(st_.max_pass_tokens, n);
+    budget_.record_pass(n, ms_since(verify_start_));
+    return true;
+  }
 
-    // Walk down the tree while the target agrees with one of the children.
-    path.assign(1, 0);
-    int cur = 0;
-    bool ended = false;
-    while (!ended) {
-      children.clear();
-      child_tokens.clear();
-      for (size_t j = static_cast<size_t>(cur) + 1; j < batch.size(); ++j) {
-        if (parents[j] == cur) {
-          children.push_back(static_cast<int>(j));
-          child_tokens.push_back(batch[j]);
+  // Phase 3 — accept: walk down the draft while the target agrees with one of the
+  // children, emitting each accepted token. Returns false when generation must end.
+  bool accept() {
+    path_.assign(1, 0);
+    cur_ = 0;
+    bool go_on = true;
+    while (go_on) {
+      children_.clear();
+      child_tokens_.clear();
+      for (size_t j = static_cast<size_t>(cur_) + 1; j < batch_.size(); ++j) {
+        if (parents_[j] == cur_) {
+          children_.push_back(static_cast<int>(j));
+          child_tokens_.push_back(batch_[j]);
         }
       }
-      if (children.empty()) break;
+      if (children_.empty()) break;
       const Verdict v =
-          verify_candidates(sampler, rng, rows.data() + static_cast<size_t>(cur) * n_vocab, n_vocab,
-                            history, child_tokens);
+          verify_candidates(sampler_, rng_, row(cur_), n_vocab_, history_, child_tokens_);
       if (v.accepted < 0) {
-        // Greedy: the replacement is the argmax, which sampling row `cur` gives again.
-        if (!sampler.greedy()) forced = v.token;
+        // Greedy: the replacement is the argmax, which sampling row `cur_` gives again.
+        if (!sampler_.greedy()) forced_ = v.token;
         break;
       }
-      cur = children[v.accepted];
-      path.push_back(cur);
-      if (!emit(batch[cur])) ended = true;
+      cur_ = children_[v.accepted];
+      path_.push_back(cur_);
+      go_on = emit(batch_[cur_]);
     }
-    const int accepted = static_cast<int>(path.size()) - 1;
-    st.drafted += static_cast<int>(tree.size());
-    st.accepted += accepted;
-    budget.record_verdict(static_cast<int>(tree.size()), accepted);
-    // Keep the target's token and the accepted branch; drop the rest.
-    if (branched) {
-      target.keep_path(past, path);
-    } else {
-      target.truncate(past + 1 + accepted);
-    }
-    next_logits = rows.data() + static_cast<size_t>(cur) * n_vocab;
-    out.verify_ms += ms_since(tv);
-    if (ended) break;
+    const int accepted = static_cast<int>(path_.size()) - 1;
+    st_.drafted += static_cast<int>(tree_.size());
+    st_.accepted += accepted;
+    budget_.record_verdict(static_cast<int>(tree_.size()), accepted);
+    return go_on;
   }
-  st.decode_ms = ms_since(t0);
-  return out;
+
+  // Phase 4 — commit: keep the target's token and the accepted branch in the KV cache,
+  // drop the rest; the next token comes from the last accepted node's row.
+  void commit() {
+    if (branched_) {
+      target_.keep_path(past_, path_);
+    } else {
+      target_.truncate(past_ + static_cast<int>(path_.size()));
+    }
+    next_logits_ = row(cur_);
+    st_.verify_ms += ms_since(verify_start_);
+  }
+
+ private:
+  const float* row(int node) const { return rows_.data() + static_cast<size_t>(node) * n_vocab_; }
+
+  Session& target_;
+  std::span<Drafter* const> drafters_;
+  const GenerationConfig& cfg_;
+  const TokenCallback& on_token_;
+  const std::atomic<bool>& abort_;
+  Sampler sampler_;
+  Rng rng_;
+  const int n_vocab_;
+  BudgetController budget_;
+  std::vector<int32_t> stops_;
+  GenerationStats st_;
+
+  std::vector<int32_t> history_;  // everything the target has seen or emitted
+  std::vector<float> rows_;       // logits of the last pass: one row per batch node
+  const float* next_logits_ = nullptr;
+  int32_t forced_ = -1;  // a token already drawn by rejection sampling
+  int passes_without_draft_ = 0;
+  DraftTree tree_;
+  std::vector<int32_t> chain_, batch_, parents_, path_, children_, child_tokens_;
+  bool branched_ = false;
+  int past_ = 0, cur_ = 0;
+  Clock::time_point verify_start_;
+};
+
+}  // namespace
+
+GenerationStats speculative_generate(Session& target, std::span<Drafter* const> drafters,
+                                     const GenerationConfig& config,
+                                     std::span<const int32_t> prompt, const TokenCallback& on_token,
+                                     const std::atomic<bool>& abort) {
+  SpecLoop loop(target, drafters, config, on_token, abort);
+  if (!loop.prefill(prompt)) return loop.stats();
+  const auto t0 = Clock::now();
+  while (loop.stats().generated < config.max_tokens) {
+    const int32_t tok = loop.next_token();
+    if (!loop.emit(tok) || !loop.may_continue()) break;
+    loop.draft();
+    if (!loop.verify(tok)) break;
+    const bool go_on = loop.accept();
+    loop.commit();
+    if (!go_on) break;
+  }
+  loop.stats().decode_ms = ms_since(t0);
+  return loop.stats();
 }
 
 }  // namespace leapfrog
