@@ -183,6 +183,39 @@ TEST(packed_weights_match_file_layout_and_batches) {
 
 // The loops over runnable_isas() cover only the levels this CPU has: name the others, so a
 // run on a machine without them says what it did not prove.
+// Every instruction set's packed product gives the same bits (exact integer sums, the same
+// float steps), whatever its layout (8 rows on AVX2, 16 on AVX-512).
+TEST(packed_products_identical_across_instruction_sets) {
+  std::mt19937 rng(23);
+  std::normal_distribution<float> nd(0, 1);
+  const int rows = 64, cols = 512;
+  for (GgmlType t : {GgmlType::Q8_0, GgmlType::Q4_0, GgmlType::Q5_0}) {
+    auto wb = random_weights(t, rows, cols, rng);
+    const WeightView plain{t, wb.data(), rows, cols, ggml_row_bytes(t, cols)};
+    for (int n : {1, 3, 16, 33}) {
+      std::vector<float> x(size_t(n) * cols);
+      for (auto& v : x) v = nd(rng);
+      std::vector<float> first;
+      std::string first_isa;
+      for (Isa isa : runnable_isas()) {
+        CpuBackend be({.threads = 2, .isa = isa});
+        auto mem = be.pack_weight(plain);
+        if (!mem) continue;
+        WeightView w = plain;
+        w.packed = mem->as<uint8_t>().get();
+        std::vector<float> y(size_t(n) * rows);
+        be.matmul(w, x.data(), n, y.data());
+        if (first.empty()) {
+          first = y, first_isa = isa_name(isa);
+        } else if (std::memcmp(first.data(), y.data(), y.size() * sizeof(float)) != 0) {
+          throw lftest::FailTest{tname(t) + " n=" + std::to_string(n) + ": " + isa_name(isa) +
+                                 " differs from " + first_isa};
+        }
+      }
+    }
+  }
+}
+
 TEST(instruction_sets_exercised_here) {
 #if defined(__aarch64__)
   const Isa levels[] = {Isa::Neon, Isa::NeonDot};

@@ -4,7 +4,7 @@
 
 namespace leapfrog::cpu {
 
-// Q8_0, Q4_0, Q5_0 over the 8-row packed layouts, VNNI step (packed_avx512.cpp).
+// Q8_0, Q4_0, Q5_0 packed 16 rows at a time, and their VNNI products (packed_avx512.cpp).
 void install_packed_vnni(Kernels& t);
 
 }  // namespace leapfrog::cpu

@@ -29,6 +29,9 @@ uint8_t* act_buffer(size_t bytes) {
   return aligned_part(buf, bytes);
 }
 
+// Rows per packed group, at most (kernels.h, Kernels::Packed): work is split in multiples.
+constexpr int64_t kMaxPackGroup = 16;
+
 // Host memory: what the CPU backend's tensors live in.
 class HostBuffer final : public DeviceBuffer {
  public:
@@ -123,13 +126,14 @@ void CpuBackend::matmul_host(const WeightView* const* ws, float* const* ys, int 
   }
 
   // Split the output rows of all weights into chunks, a few per thread (dynamic hand-out
-  // evens out stragglers), each a multiple of 8 rows (the packed layouts' groups). Each
+  // evens out stragglers), each a multiple of 16 rows (the packed layouts' groups). Each
   // weight row is read from memory once and reused for all n activation rows.
   int64_t total_rows = 0;
   for (int j = 0; j < count; ++j) total_rows += ws[j]->rows;
   const int64_t target_chunks = int64_t(pool_.size()) * 8;
   int64_t chunk = (total_rows + target_chunks - 1) / target_chunks;
-  chunk = std::max<int64_t>(8, (chunk + 7) / 8 * 8);
+  chunk =
+      std::max<int64_t>(kMaxPackGroup, (chunk + kMaxPackGroup - 1) / kMaxPackGroup * kMaxPackGroup);
   struct Task {
     int j;
     int64_t r0, r1;
@@ -162,8 +166,8 @@ std::unique_ptr<DeviceBuffer> CpuBackend::pack_weight(const WeightView& w) {
   const int slot = cpu::kernel_slot(w.type);
   if (reference_ || slot < 0) return nullptr;
   const cpu::Kernels::Packed& p = k_->packed[slot];
-  // Chunks of matmul_multi are multiples of 8 rows: a group must divide 8.
-  if (p.group == 0 || 8 % p.group != 0 || w.rows % 8 != 0) return nullptr;
+  // Chunks of matmul_multi are multiples of kMaxPackGroup rows: a group must divide it.
+  if (p.group == 0 || kMaxPackGroup % p.group != 0 || w.rows % p.group != 0) return nullptr;
   auto out = alloc(w.row_bytes * w.rows);
   uint8_t* dst = out->as<uint8_t>().get();
   const size_t group_bytes = w.row_bytes * p.group;

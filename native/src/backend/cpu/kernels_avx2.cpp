@@ -61,6 +61,7 @@ void quant_q8_0(const float* x, void* dst, int64_t n) {
     p = _mm256_permutevar8x32_epi32(p, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(y[b].qs), p);
     y[b].d = f16_to_f32(f32_to_f16(d));
+    q8_0_set_sum(y[b]);
   }
 }
 

@@ -83,6 +83,7 @@ void quant_q8_0(const float* x, void* dst, int64_t n) {
     vst1q_s8(y[b].qs, narrow16(q[0], q[1], q[2], q[3]));
     vst1q_s8(y[b].qs + 16, narrow16(q[4], q[5], q[6], q[7]));
     y[b].d = f16_to_f32(f32_to_f16(d));
+    q8_0_set_sum(y[b]);
   }
 }
 

@@ -35,6 +35,7 @@ void quant_q8_0(const float* x, void* dst, int64_t n) {
     const float id = d != 0 ? 1.0f / d : 0.0f;
     for (int j = 0; j < kQK; ++j) y[b].qs[j] = static_cast<int8_t>(std::nearbyintf(x[j] * id));
     y[b].d = f16_to_f32(f32_to_f16(d));
+    q8_0_set_sum(y[b]);
   }
 }
 

@@ -1,24 +1,197 @@
-// The AVX-512 VNNI product over the 8-row packed layouts of packed_blocks.h: the same tile
-// as AVX2's with vpdpbusd (on 256-bit registers, AVX512VL) as the int8 step, one
-// instruction instead of maddubs + madd + add. Integer sums are exact either way, so this
-// gives the AVX2 packed results bit for bit; the packing itself is AVX2's.
+// AVX-512 VNNI products over Q8_0, Q4_0 and Q5_0 weights packed 16 rows at a time: one
+// 512-bit vector holds "slice" s (inputs 4s..4s+3) of 16 rows, row r in bytes 4r..4r+3, so
+// one vpdpbusd with the activation's 4 bytes broadcast from memory ({1to16}) adds 16 rows'
+// 4-input dot products — no sign fix-ups, no shuffles, no horizontal sums.
+//
+// vpdpbusd multiplies unsigned by signed bytes. The weights are the unsigned side, stored
+// with an offset (Q8_0: w + 128; Q4_0: the nibble, w + 8; Q5_0: the 5-bit code, w + 16), and
+// the activations the signed side; the offset's share, offset * sum(a), is taken off by
+// starting each block's accumulator at -offset * sum(a) (ActQ8_0::sum, exact integers).
+// The integer sums are therefore exactly those of every other instruction set, and the
+// float work per (row, activation) is the packed layouts' rule (packed_blocks.h):
+// acc = fma(float(sum), d_w * d_a, acc) per block — batched rows equal one-row products, and
+// AVX2's results, bit for bit.
+#include <immintrin.h>
+
+#include <cstring>
+#include <type_traits>
+
 #include "backend/cpu/avx512_parts.h"
-#include "backend/cpu/packed_blocks.h"
+#include "backend/cpu/quant_blocks.h"
 
 namespace leapfrog::cpu {
 
 namespace {
 
-using namespace packed;
+constexpr int kRows = 16;
+constexpr int kSlices = kQK / 4;
 
-struct VnniStep {
-  static __m256i dot(__m256i acc, __m256i aw, __m256i av) {
-    return _mm256_dpbusd_epi32(acc, aw, av);
-  }
+struct BlockQ8_0x16 {
+  uint16_t d[kRows];
+  uint8_t qs[kSlices * 64];  // slice s at 64 s: byte 4 r + e = w[r][4 s + e] + 128
 };
+// Vector k (k < 4) holds slice k in its low nibbles and slice k + 4 in its high ones.
+struct BlockQ4_0x16 {
+  uint16_t d[kRows];
+  uint8_t qs[4 * 64];
+};
+// The nibbles as Q4_0's; bit 4 r + e of qh[s] is the fifth bit of element 4 s + e of row r.
+struct BlockQ5_0x16 {
+  uint16_t d[kRows];
+  uint64_t qh[kSlices];
+  uint8_t qs[4 * 64];
+};
+static_assert(sizeof(BlockQ8_0x16) == kRows * sizeof(BlockQ8_0));
+static_assert(sizeof(BlockQ4_0x16) == kRows * sizeof(BlockQ4_0));
+static_assert(sizeof(BlockQ5_0x16) == kRows * sizeof(BlockQ5_0));
+
+// ---- packing (once, at load) ------------------------------------------------------------
+
+// The unsigned codes (w + offset) of a file block's 32 elements, in order.
+inline void codes_q8_0(const BlockQ8_0& x, uint8_t* c) {
+  for (int j = 0; j < kQK; ++j) c[j] = static_cast<uint8_t>(x.qs[j] + 128);
+}
+inline void codes_q4_0(const BlockQ4_0& x, uint8_t* c) {
+  for (int j = 0; j < 16; ++j) c[j] = x.qs[j] & 0xF, c[j + 16] = x.qs[j] >> 4;
+}
+inline void codes_q5_0(const BlockQ5_0& x, uint8_t* c) {
+  uint32_t qh;
+  std::memcpy(&qh, x.qh, 4);
+  for (int j = 0; j < 16; ++j) c[j] = x.qs[j] & 0xF, c[j + 16] = x.qs[j] >> 4;
+  for (int j = 0; j < kQK; ++j) c[j] |= uint8_t((qh >> j) & 1) << 4;
+}
+
+template <class In, class Out, void (*Codes)(const In&, uint8_t*)>
+void pack16(const uint8_t* w, size_t ws, int64_t cols, uint8_t* dst) {
+  Out* out = reinterpret_cast<Out*>(dst);
+  uint8_t codes[kRows][kQK];
+  for (int64_t b = 0; b < cols / kQK; ++b) {
+    Out& o = out[b];
+    for (int r = 0; r < kRows; ++r) {
+      const In& x = reinterpret_cast<const In*>(w + r * ws)[b];
+      o.d[r] = x.d;
+      Codes(x, codes[r]);
+    }
+    for (int r = 0; r < kRows; ++r) {
+      for (int e = 0; e < 4; ++e) {
+        if constexpr (std::is_same_v<Out, BlockQ8_0x16>) {
+          for (int s = 0; s < kSlices; ++s) o.qs[64 * s + 4 * r + e] = codes[r][4 * s + e];
+        } else {
+          for (int k = 0; k < 4; ++k) {
+            const int lo = codes[r][4 * k + e] & 0xF, hi = codes[r][4 * (k + 4) + e] & 0xF;
+            o.qs[64 * k + 4 * r + e] = uint8_t(lo | hi << 4);
+          }
+        }
+      }
+    }
+    if constexpr (std::is_same_v<Out, BlockQ5_0x16>) {
+      for (int s = 0; s < kSlices; ++s) {
+        uint64_t bits = 0;
+        for (int r = 0; r < kRows; ++r) {
+          for (int e = 0; e < 4; ++e) bits |= uint64_t(codes[r][4 * s + e] >> 4) << (4 * r + e);
+        }
+        o.qh[s] = bits;
+      }
+    }
+  }
+}
+
+// ---- products ---------------------------------------------------------------------------
+
+// Offset of the stored unsigned codes, and slice s of a block as 64 unsigned bytes.
+template <class Block>
+constexpr int kOffset = std::is_same_v<Block, BlockQ8_0x16>   ? 128
+                        : std::is_same_v<Block, BlockQ4_0x16> ? 8
+                                                              : 16;
+
+inline __m512i nibbles(const uint8_t* qs, int s) {
+  const __m512i v = _mm512_loadu_si512(qs + 64 * (s % 4));
+  return _mm512_and_si512(s < 4 ? v : _mm512_srli_epi16(v, 4), _mm512_set1_epi8(0xF));
+}
+inline __m512i slice(const BlockQ8_0x16& x, int s) { return _mm512_loadu_si512(x.qs + 64 * s); }
+inline __m512i slice(const BlockQ4_0x16& x, int s) { return nibbles(x.qs, s); }
+inline __m512i slice(const BlockQ5_0x16& x, int s) {
+  const __m512i z = nibbles(x.qs, s);
+  return _mm512_mask_add_epi8(z, _cvtu64_mask64(x.qh[s]), z, _mm512_set1_epi8(16));
+}
+
+inline int32_t four_bytes(const ActQ8_0& a, int s) {
+  int32_t v;
+  std::memcpy(&v, a.qs + 4 * s, 4);
+  return v;
+}
+
+// 16 packed rows x C activation rows over nb blocks. With few activation rows the integer
+// sum of a block runs in two chains (even and odd slices) to hide vpdpbusd's latency;
+// integer addition is exact, so the split changes nothing in the result.
+template <class Block, int C>
+void tile(const Block* x, const uint8_t* a, size_t as, float* y, size_t ldy, int64_t nb) {
+  constexpr int kChains = C <= 2 ? 2 : 1;
+  __m512 facc[C];
+#pragma GCC unroll 16
+  for (int c = 0; c < C; ++c) facc[c] = _mm512_setzero_ps();
+  const auto act = [&](int c) { return reinterpret_cast<const ActQ8_0*>(a + c * as); };
+  for (int64_t b = 0; b < nb; ++b) {
+    __m512i acc[C][kChains];
+#pragma GCC unroll 16
+    for (int c = 0; c < C; ++c) {
+      acc[c][0] = _mm512_set1_epi32(-kOffset<Block> * act(c)[b].sum);
+      if constexpr (kChains == 2) acc[c][1] = _mm512_setzero_si512();
+    }
+#pragma GCC unroll 8
+    for (int s = 0; s < kSlices; ++s) {
+      const __m512i wv = slice(x[b], s);
+#pragma GCC unroll 16
+      for (int c = 0; c < C; ++c) {
+        __m512i& t = acc[c][s % kChains];
+        t = _mm512_dpbusd_epi32(t, wv, _mm512_set1_epi32(four_bytes(act(c)[b], s)));
+      }
+    }
+    const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[b].d)));
+#pragma GCC unroll 16
+    for (int c = 0; c < C; ++c) {
+      __m512i sum = acc[c][0];
+      if constexpr (kChains == 2) sum = _mm512_add_epi32(sum, acc[c][1]);
+      const __m512 da = _mm512_set1_ps(act(c)[b].d);
+      facc[c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sum), _mm512_mul_ps(dw, da), facc[c]);
+    }
+  }
+#pragma GCC unroll 16
+  for (int c = 0; c < C; ++c) _mm512_storeu_ps(y + c * ldy, facc[c]);
+}
+
+// Kernels::Packed::gemm: rows a multiple of 16 (w = the packed groups, ws = bytes per group);
+// activation rows 12, then 8, 4, 2, 1 at a time — every (row, activation) pair runs the same
+// operations in any tile.
+template <class Block>
+void gemm16(const uint8_t* w, size_t ws, int64_t rows, const uint8_t* a, size_t as, int n, float* y,
+            size_t ldy, int64_t cols) {
+  const int64_t nb = cols / kQK;
+  for (int64_t r = 0; r < rows; r += kRows) {
+    const Block* x = reinterpret_cast<const Block*>(w + (r / kRows) * ws);
+    int i = 0;
+    for (; i + 8 <= n; i += 8) tile<Block, 8>(x, a + i * as, as, y + i * ldy + r, ldy, nb);
+    if (n - i >= 4) {
+      tile<Block, 4>(x, a + i * as, as, y + i * ldy + r, ldy, nb);
+      i += 4;
+    }
+    if (n - i >= 2) {
+      tile<Block, 2>(x, a + i * as, as, y + i * ldy + r, ldy, nb);
+      i += 2;
+    }
+    if (i < n) tile<Block, 1>(x, a + i * as, as, y + i * ldy + r, ldy, nb);
+  }
+}
 
 }  // namespace
 
-void install_packed_vnni(Kernels& t) { set_packed_products<VnniStep>(t); }
+void install_packed_vnni(Kernels& t) {
+  t.packed[kernel_slot(GgmlType::Q8_0)] = {kRows, pack16<BlockQ8_0, BlockQ8_0x16, codes_q8_0>,
+                                           gemm16<BlockQ8_0x16>};
+  t.packed[kernel_slot(GgmlType::Q4_0)] = {kRows, pack16<BlockQ4_0, BlockQ4_0x16, codes_q4_0>,
+                                           gemm16<BlockQ4_0x16>};
+  t.packed[kernel_slot(GgmlType::Q5_0)] = {kRows, pack16<BlockQ5_0, BlockQ5_0x16, codes_q5_0>,
+                                           gemm16<BlockQ5_0x16>};
+}
 
 }  // namespace leapfrog::cpu

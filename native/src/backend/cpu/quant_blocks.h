@@ -13,6 +13,7 @@ using namespace leapfrog::format;
 // through f16 like llama.cpp's block_q8_0, so both engines see the same activations.
 struct ActQ8_0 {
   float d;
+  int32_t sum;  // of qs: products over weights stored with an offset take it off (AVX-512)
   int8_t qs[kQK];
 };
 
@@ -29,6 +30,13 @@ static_assert(sizeof(ActQ8_K) == 320);
 // Pieces of the block rules that every instruction set's kernels share. Internal linkage:
 // files built for different instruction sets include this.
 namespace {
+
+// Sets b.sum from b.qs (every Q8_0 quantizer ends with it).
+inline void q8_0_set_sum(ActQ8_0& b) {
+  int32_t s = 0;
+  for (int j = 0; j < kQK; ++j) s += b.qs[j];
+  b.sum = s;
+}
 
 // An all-zero block: scale, quants and sums zero.
 inline void q8k_zero(ActQ8_K& y) {
