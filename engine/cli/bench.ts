@@ -6,8 +6,11 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { packageRoot } from '../native/default-models';
 import { CliError } from './args';
+import { benchPasses } from './bench-passes';
 
 export async function benchCommand(argv: string[]): Promise<void> {
+  // The batched-pass contract (bench-passes.ts) runs on its own, quickly.
+  if (argv.includes('--passes')) return benchPasses(argv);
   const script = join(packageRoot(), 'scripts', 'bench.mjs');
   if (!existsSync(script)) {
     throw new CliError('bench runs from a repository checkout (scripts/bench.mjs is not here)');
