@@ -372,6 +372,7 @@ const Kernels* kernels_avx512() {
     // Q8_0/Q4_0/Q5_0 matrices of whole 8-row groups are packed (the AVX2 packing) and run
     // the VNNI product over it; the kernels above serve the others.
     install_packed_vnni(t);
+    install_attention_avx512(t);
     return t;
   }();
   return &k;

@@ -115,10 +115,14 @@ inline __m512i slice(const BlockQ5_0x16& x, int s) {
   return _mm512_mask_add_epi8(z, _cvtu64_mask64(x.qh[s]), z, _mm512_set1_epi8(16));
 }
 
-inline int32_t four_bytes(const ActQ8_0& a, int s) {
-  int32_t v;
-  std::memcpy(&v, a.qs + 4 * s, 4);
-  return v;
+// acc += the 4-byte dot products of w's 16 lanes with the 4 bytes at a, broadcast from
+// memory ({1to16}): one fused load-and-multiply. Written out because compilers load the
+// broadcast into a register of its own first, which costs the tile a third of its speed.
+inline __m512i dpbusd_bcast(__m512i acc, __m512i w, const int8_t* a) {
+  asm("vpdpbusd %2%{1to16%}, %1, %0"
+      : "+v"(acc)
+      : "v"(w), "m"(*reinterpret_cast<const int32_t*>(a)));
+  return acc;
 }
 
 // 16 packed rows x C activation rows over nb blocks. With few activation rows the integer
@@ -144,7 +148,7 @@ void tile(const Block* x, const uint8_t* a, size_t as, float* y, size_t ldy, int
 #pragma GCC unroll 16
       for (int c = 0; c < C; ++c) {
         __m512i& t = acc[c][s % kChains];
-        t = _mm512_dpbusd_epi32(t, wv, _mm512_set1_epi32(four_bytes(act(c)[b], s)));
+        t = dpbusd_bcast(t, wv, act(c)[b].qs + 4 * s);
       }
     }
     const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[b].d)));

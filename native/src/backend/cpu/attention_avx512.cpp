@@ -1,0 +1,286 @@
+// AVX-512 attention for one task (a few query rows x the query heads of one KV head); the
+// AVX2 kernel's plan (attention_avx2.cpp) with the work that limited it removed:
+//   - scores for four (row, head) pairs at once, so each transposed key vector loaded from
+//     L1 serves four queries (the AVX2 kernel loaded it once per query), with the query's
+//     element broadcast from memory into the multiply-add;
+//   - the softmax's exponentials sixteen at a time (exp16 below, within 2 ulp of expf);
+//   - the weighted values in 512-bit vectors, two pairs sharing each value load.
+// Every (row, head) pair still sees the same float operations whatever the task holds
+// (scores over dimensions in two fixed chains, outputs over positions in order up to the
+// row's own limit), so a batched pass gives the one-row results bit for bit.
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "backend/cpu/avx512_parts.h"
+#include "backend/cpu/kernels.h"
+
+namespace leapfrog::cpu {
+
+namespace {
+
+constexpr int kBlock = 8;  // positions per block (one 256-bit vector of scores)
+constexpr int kMaxHeadDim = 256;
+constexpr int kPairs = 4;  // (row, head) pairs whose scores share each key load
+
+// Transposes 8 vectors of 8 floats (r[i] = row i) in place: r[i] becomes column i.
+inline void transpose8(__m256 r[8]) {
+  __m256 t[8], u[8];
+  for (int i = 0; i < 8; i += 2) {
+    t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
+    t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
+  }
+  for (int i = 0; i < 8; i += 4) {
+    u[i] = _mm256_shuffle_ps(t[i], t[i + 2], 0x44);
+    u[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], 0xEE);
+    u[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0x44);
+    u[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0xEE);
+  }
+  for (int i = 0; i < 4; ++i) {
+    r[i] = _mm256_permute2f128_ps(u[i], u[i + 4], 0x20);
+    r[i + 4] = _mm256_permute2f128_ps(u[i], u[i + 4], 0x31);
+  }
+}
+
+inline __m256 load_f16x8(const uint16_t* p) {
+  return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+}
+
+// Keys of positions [j0, j0 + n) (n <= 8; the rest read as zeros) as kt[d * 8 + i].
+void keys_transposed(const AttentionTask& t, int j0, int n, float* kt) {
+  for (int c = 0; c < t.head_dim; c += 8) {
+    __m256 r[8];
+    for (int i = 0; i < 8; ++i) {
+      r[i] = i < n ? load_f16x8(t.k + (j0 + i) * t.kv_stride + c) : _mm256_setzero_ps();
+    }
+    transpose8(r);
+    for (int i = 0; i < 8; ++i) _mm256_store_ps(kt + (c + i) * 8, r[i]);
+  }
+}
+
+// e^x for 16 floats: 2^n * e^r with n = round(x / ln 2) and r = x - n ln 2 (in two parts,
+// Cody-Waite), e^r by a degree-6 polynomial (error below 2 ulp over the range softmax
+// uses, x <= 0); x below -87.3 gives 0.
+inline __m512 exp16(__m512 x) {
+  const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
+                                        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), x);
+  r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
+  __m512 p = _mm512_set1_ps(1.9875691500e-4f);
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.3981999507e-3f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(8.3334519073e-3f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.1665795894e-2f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6666665459e-1f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201e-1f));
+  p = _mm512_fmadd_ps(p, _mm512_mul_ps(r, r), _mm512_add_ps(r, _mm512_set1_ps(1.0f)));
+  const __m512 y = _mm512_scalef_ps(p, n);
+  return _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(x, _mm512_set1_ps(-87.3f), _CMP_GE_OQ), y);
+}
+
+// Scores of P pairs against one block of transposed keys: two chains per pair over the
+// dimensions (even and odd d), summed at the end.
+template <int P>
+inline void block_scores(const float* const* q, const float* kt, int hd, __m256 scale,
+                         float* const* out) {
+  __m256 acc[P][2];
+#pragma GCC unroll 4
+  for (int g = 0; g < P; ++g) acc[g][0] = acc[g][1] = _mm256_setzero_ps();
+  for (int d = 0; d < hd; d += 2) {
+    const __m256 k0 = _mm256_load_ps(kt + d * 8), k1 = _mm256_load_ps(kt + (d + 1) * 8);
+#pragma GCC unroll 4
+    for (int g = 0; g < P; ++g) {
+      acc[g][0] = _mm256_fmadd_ps(_mm256_set1_ps(q[g][d]), k0, acc[g][0]);
+      acc[g][1] = _mm256_fmadd_ps(_mm256_set1_ps(q[g][d + 1]), k1, acc[g][1]);
+    }
+  }
+#pragma GCC unroll 4
+  for (int g = 0; g < P; ++g) {
+    _mm256_storeu_ps(out[g], _mm256_mul_ps(_mm256_add_ps(acc[g][0], acc[g][1]), scale));
+  }
+}
+
+// out[g][0, 16 NV) += sum over i < m[g] of w[g][i] * v[i * stride + (0, 16 NV)], in order of
+// i, for P pairs sharing the value loads.
+template <int P, int NV>
+inline void add_weighted(const float* const* w, const int* m, const float* v, int stride,
+                         float* const* out) {
+  __m512 acc[P][NV];
+  int most = 0;
+#pragma GCC unroll 2
+  for (int g = 0; g < P; ++g) {
+    most = std::max(most, m[g]);
+#pragma GCC unroll 8
+    for (int c = 0; c < NV; ++c) acc[g][c] = _mm512_loadu_ps(out[g] + 16 * c);
+  }
+  for (int i = 0; i < most; ++i) {
+#pragma GCC unroll 8
+    for (int c = 0; c < NV; ++c) {
+      const __m512 vi = _mm512_loadu_ps(v + i * stride + 16 * c);
+#pragma GCC unroll 2
+      for (int g = 0; g < P; ++g) {
+        // A pair past its own limit skips the position (no add of a zero weight, so its
+        // sequence of operations is the one it has alone).
+        if (i < m[g]) acc[g][c] = _mm512_fmadd_ps(_mm512_set1_ps(w[g][i]), vi, acc[g][c]);
+      }
+    }
+  }
+#pragma GCC unroll 2
+  for (int g = 0; g < P; ++g) {
+#pragma GCC unroll 8
+    for (int c = 0; c < NV; ++c) _mm512_storeu_ps(out[g] + 16 * c, acc[g][c]);
+  }
+}
+
+// Softmax over s[0, lim) in place (masked positions become 0); false when nothing is
+// visible (then s holds zeros).
+bool softmax_row(float* s, int lim, const uint8_t* mask) {
+  float mx = -INFINITY;
+  for (int j = 0; j < lim; ++j) {
+    if (mask && !mask[j]) s[j] = -INFINITY;
+    mx = std::max(mx, s[j]);
+  }
+  if (mx == -INFINITY) {
+    std::fill(s, s + lim, 0.0f);
+    return false;
+  }
+  const __m512 vmx = _mm512_set1_ps(mx);
+  __m512 sum = _mm512_setzero_ps();
+  int j = 0;
+  for (; j + 16 <= lim; j += 16) {
+    const __m512 e = exp16(_mm512_sub_ps(_mm512_loadu_ps(s + j), vmx));
+    _mm512_storeu_ps(s + j, e);
+    sum = _mm512_add_ps(sum, e);
+  }
+  if (j < lim) {
+    const __mmask16 k = static_cast<__mmask16>((1u << (lim - j)) - 1);
+    const __m512 e = exp16(_mm512_sub_ps(_mm512_maskz_loadu_ps(k, s + j), vmx));
+    _mm512_mask_storeu_ps(s + j, k, e);
+    sum = _mm512_add_ps(sum, _mm512_maskz_mov_ps(k, e));
+  }
+  const __m512 inv = _mm512_set1_ps(1.0f / _mm512_reduce_add_ps(sum));
+  for (j = 0; j + 16 <= lim; j += 16)
+    _mm512_storeu_ps(s + j, _mm512_mul_ps(_mm512_loadu_ps(s + j), inv));
+  if (j < lim) {
+    const __mmask16 k = static_cast<__mmask16>((1u << (lim - j)) - 1);
+    _mm512_mask_storeu_ps(s + j, k, _mm512_mul_ps(_mm512_maskz_loadu_ps(k, s + j), inv));
+  }
+  return true;
+}
+
+void attend(const AttentionTask& t) {
+  const int hd = t.head_dim, pairs = t.rows * t.heads;
+  int span = 0;  // positions any row may see
+  for (int r = 0; r < t.rows; ++r) span = std::max(span, t.limit[r]);
+  const int padded = attention_padded_span(t);
+  float* qf = t.scratch;                      // pairs x hd
+  float* p = t.scratch + size_t(pairs) * hd;  // pairs x padded
+  const auto row_of = [&](int g) { return g / t.heads; };
+  const auto out_of = [&](int g) { return t.out + row_of(g) * t.q_stride + (g % t.heads) * hd; };
+  // Queries rounded to f16 to meet the f16 keys, as llama.cpp's f16 cache does.
+  for (int g = 0; g < pairs; ++g) {
+    const float* q = t.q + row_of(g) * t.q_stride + (g % t.heads) * hd;
+    for (int d = 0; d < hd; d += 8) {
+      _mm256_storeu_ps(qf + g * hd + d, _mm256_cvtph_ps(_mm256_cvtps_ph(
+                                            _mm256_loadu_ps(q + d), _MM_FROUND_TO_NEAREST_INT)));
+    }
+  }
+
+  // Scores, block by block of positions, four pairs at a time.
+  alignas(64) float kt[kMaxHeadDim * kBlock];
+  const __m256 scale = _mm256_set1_ps(t.scale);
+  for (int j0 = 0; j0 < span; j0 += kBlock) {
+    keys_transposed(t, j0, std::min(kBlock, span - j0), kt);
+    const float* q[kPairs];
+    float* out[kPairs];
+    int np = 0;
+    const auto flush = [&] {
+      switch (np) {
+        case 4:
+          block_scores<4>(q, kt, hd, scale, out);
+          break;
+        case 3:
+          block_scores<3>(q, kt, hd, scale, out);
+          break;
+        case 2:
+          block_scores<2>(q, kt, hd, scale, out);
+          break;
+        case 1:
+          block_scores<1>(q, kt, hd, scale, out);
+          break;
+      }
+      np = 0;
+    };
+    for (int g = 0; g < pairs; ++g) {
+      if (j0 >= t.limit[row_of(g)]) continue;
+      q[np] = qf + g * hd;
+      out[np] = p + size_t(g) * padded + j0;
+      if (++np == kPairs) flush();
+    }
+    flush();
+  }
+
+  // Softmax per (row, head) over its visible positions; weights in p.
+  for (int g = 0; g < pairs; ++g) {
+    const int r = row_of(g);
+    float* o = out_of(g);
+    std::fill(o, o + hd, 0.0f);
+    softmax_row(p + size_t(g) * padded, t.limit[r], t.mask ? t.mask + r * t.mask_stride : nullptr);
+  }
+
+  // Weighted values, block by block of positions, each row up to its own limit, two pairs
+  // sharing each value load.
+  alignas(64) float vf[kBlock * kMaxHeadDim];
+  for (int j0 = 0; j0 < span; j0 += kBlock) {
+    const int n = std::min(kBlock, span - j0);
+    for (int i = 0; i < n; ++i) {
+      for (int d = 0; d < hd; d += 8) {
+        _mm256_store_ps(vf + i * hd + d, load_f16x8(t.v + (j0 + i) * t.kv_stride + d));
+      }
+    }
+    int g = 0;
+    while (g < pairs) {
+      const float* w[2];
+      float* out[2];
+      int m[2], np = 0;
+      for (; g < pairs && np < 2; ++g) {
+        const int mm = std::min(n, t.limit[row_of(g)] - j0);
+        if (mm <= 0) continue;
+        w[np] = p + size_t(g) * padded + j0;
+        out[np] = out_of(g);
+        m[np++] = mm;
+      }
+      if (np == 0) break;
+      for (int d0 = 0; d0 < hd;) {
+        const float* const* wp = w;
+        float* o[2] = {out[0] + d0, np > 1 ? out[1] + d0 : nullptr};
+        const int left = hd - d0;
+        if (np == 2 && left >= 64) {
+          add_weighted<2, 4>(wp, m, vf + d0, hd, o), d0 += 64;
+        } else if (np == 2 && left >= 16) {
+          add_weighted<2, 1>(wp, m, vf + d0, hd, o), d0 += 16;
+        } else if (left >= 64) {
+          add_weighted<1, 4>(wp, m, vf + d0, hd, o), d0 += 64;
+        } else if (left >= 16) {
+          add_weighted<1, 1>(wp, m, vf + d0, hd, o), d0 += 16;
+        } else {
+          // A head size of 8 mod 16: the last 8 dimensions one by one, in the same order.
+          for (int k = 0; k < np; ++k) {
+            for (int dd = d0; dd < hd; ++dd) {
+              float acc = o[k][dd - d0];
+              for (int i = 0; i < m[k]; ++i) acc = std::fma(w[k][i], vf[i * hd + dd], acc);
+              o[k][dd - d0] = acc;
+            }
+          }
+          d0 = hd;
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
+void install_attention_avx512(Kernels& t) { t.attend = attend; }
+
+}  // namespace leapfrog::cpu
