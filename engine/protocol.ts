@@ -7,7 +7,7 @@ import { NotificationType, RequestType, RequestType0 } from 'vscode-jsonrpc';
 import type { WorkDoneProgressParams } from 'vscode-languageserver-protocol';
 
 /** Bumped whenever a message below changes shape; the server reports it on initialize. */
-export const LEAPFROG_PROTOCOL_VERSION = 1;
+export const LEAPFROG_PROTOCOL_VERSION = 2;
 
 /** Error codes of `leapfrog/` failures (JSON-RPC's reserved server range is -32099..-32000). */
 export const LeapfrogErrorCodes = {
@@ -23,13 +23,123 @@ export const LeapfrogErrorCodes = {
   UnknownConversation: -32005,
 } as const;
 
-/** `initializationOptions` the client may send with `initialize`. */
+// ---------------------------------------------------------------- generation configuration
+
+export type SpeculationMode = 'auto' | 'off' | 'ngram' | 'draft';
+export const SPECULATION_MODES: readonly SpeculationMode[] = ['auto', 'off', 'ngram', 'draft'];
+export type BackendKind = 'auto' | 'cpu' | 'cuda' | 'metal';
+export const BACKENDS: readonly BackendKind[] = ['auto', 'cpu', 'cuda', 'metal'];
+
+/** Least and largest draft length. The engine verifies 1 + 63 = 64 rows in one pass. */
+export const MIN_DRAFT_BUDGET = 0;
+export const MAX_DRAFT_BUDGET = 63;
+
+export interface SamplingConfig {
+  temperature: number; // 0 = greedy
+  topK: number; // 0 = off
+  topP: number; // 1 = off
+  minP: number; // 0 = off
+  repeatPenalty: number; // 1 = off
+  repeatLastN: number;
+  seed: number;
+}
+
+/** How drafts are made and verified. */
+export interface SpeculationConfig {
+  mode: SpeculationMode;
+  /** Largest draft length (MIN_DRAFT_BUDGET..MAX_DRAFT_BUDGET). */
+  budget: number;
+  /** false: always draft `budget` tokens instead of letting the controller choose. */
+  adaptive: boolean;
+  /** Draft token trees (branching where the drafter is unsure) instead of chains. */
+  tree: boolean;
+}
+
+/** One generation configuration: what a request runs with, and where its model runs. */
+export interface GenerationConfig {
+  maxTokens: number;
+  stopAtEog: boolean;
+  sampling: SamplingConfig;
+  speculation: SpeculationConfig;
+  backend: BackendKind;
+  /** CPU threads; 0 = the machine's physical cores. */
+  threads: number;
+  /** Context per session; capped by the model's training context (see sessionContextSize). */
+  contextSize: number;
+}
+
+/**
+ * THE table of defaults. Every front end (inline completion, chat, explain, `leapfrog
+ * generate` and `complete`, the benchmarks) starts from it and applies its overrides in
+ * engine/generation/generation-config.ts; the native addon's defaultGenerateParams() and
+ * package.json's `leapfrog.*` settings must agree with it (unit and cli tests check both).
+ */
+export const GENERATION_DEFAULTS: GenerationConfig = {
+  maxTokens: 128,
+  stopAtEog: true,
+  sampling: {
+    temperature: 0,
+    topK: 40,
+    topP: 0.95,
+    minP: 0.05,
+    repeatPenalty: 1,
+    repeatLastN: 64,
+    seed: 0,
+  },
+  speculation: { mode: 'auto', budget: 16, adaptive: true, tree: false },
+  backend: 'auto',
+  threads: 0,
+  contextSize: 4096,
+};
+
+// ---------------------------------------------------------------- settings
+
+/**
+ * `initializationOptions` of `initialize`. Paths are expanded by the client (`~`,
+ * `${workspaceFolder}`); absent fields take the server's defaults (its command line, else
+ * GENERATION_DEFAULTS and the bundled model).
+ */
 export interface LeapfrogInitializationOptions {
-  /** Target model GGUF; the bundled model when absent. */
-  model?: string;
-  /** Draft model GGUF (same vocabulary as the target); none when absent or null. */
-  draft?: string | null;
+  speculation?: { mode?: SpeculationMode; budget?: number };
+  backend?: BackendKind;
+  /** 0 or absent: the server's default (its --threads, else the physical cores). */
   threads?: number;
+  /** Target model GGUF; the bundled model when absent or empty. */
+  model?: string;
+  /** Draft model GGUF (same vocabulary as the target); null: none; absent: the default. */
+  draft?: string | null;
+}
+
+/**
+ * The `leapfrog` settings section as VS Code nests it: `workspace/didChangeConfiguration`
+ * carries it as `params.settings.leapfrog`. Fields that are absent keep their current
+ * value; an empty `model`/`draftModel` means the default. Paths may use `~` and
+ * `${workspaceFolder}` (the server expands them, see expandSettingPath). Mode and budget
+ * apply to the next request; model, draftModel, backend and threads reload the model.
+ */
+export interface LeapfrogSettings {
+  speculation?: { mode?: SpeculationMode; budget?: number };
+  backend?: BackendKind;
+  threads?: number;
+  model?: string;
+  draftModel?: string;
+  completion?: {
+    enabled?: boolean;
+    languages?: Record<string, boolean>;
+    debounceMs?: number;
+    maxTokens?: number;
+  };
+}
+
+/** Expands `~/` and `${workspaceFolder}` in a path setting, on either side of the wire. */
+export function expandSettingPath(
+  path: string,
+  env: { home?: string; workspaceFolder?: string },
+): string {
+  let out = path.trim();
+  if (out.startsWith('~/') && env.home) out = env.home + out.slice(1);
+  if (env.workspaceFolder) out = out.replace(/\$\{workspaceFolder\}/g, env.workspaceFolder);
+  return out;
 }
 
 // ---------------------------------------------------------------- status
@@ -40,8 +150,12 @@ export interface StatusResult {
   state: EngineState;
   /** Human-readable reason for `error` (and progress text while `loading`). */
   message?: string;
-  /** For example `cpu:avx512` — where the kernels run. */
+  /** Why the last model load failed while the previous model kept serving (state `ready`). */
+  loadError?: string;
+  /** Where the loaded model's kernels run: `cpu:avx512`, `cuda:<GPU name>`. */
   backend: string;
+  /** CPU threads the loaded model runs with (0 while none is loaded). */
+  threads: number;
   /** Model names (GGUF general.name, else file name); null when none is loaded. */
   model: string | null;
   draft: string | null;
@@ -51,6 +165,8 @@ export interface StatusResult {
   lastTokensPerSecond: number;
   /** Tokens produced per target forward pass in the last generation (1 without speculation). */
   acceptedPerPass: number;
+  /** The speculation settings in effect, and running totals over the server's life. */
+  speculation: SpeculationStatus;
   /** Native sessions currently allocated (KV caches). Constant while a model stays loaded. */
   openSessions: number;
   /** Native generations in flight (0 or 1: one engine). */
@@ -70,6 +186,17 @@ export interface StatusResult {
     shown: number;
     accepted: number;
   };
+}
+
+export interface SpeculationStatus {
+  mode: SpeculationMode;
+  budget: number;
+  /** Totals over every generation (completions and chat turns) since the server started. */
+  drafted: number;
+  accepted: number;
+  targetPasses: number;
+  /** The most tokens one target pass verified (1 + the longest draft); 0 before any pass. */
+  maxPassTokens: number;
 }
 
 export const StatusRequest = new RequestType0<StatusResult, void>('leapfrog/status');

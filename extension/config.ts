@@ -1,18 +1,25 @@
 // Typed access to the `leapfrog.*` settings, so the rest of the extension never spells a key.
+// The engine's settings reach the sidecar twice: as `initializationOptions` when it starts
+// (sidecar.ts), and afterwards as `workspace/didChangeConfiguration`, which
+// vscode-languageclient sends by itself for the `leapfrog` section; the sidecar applies
+// them without a restart (engine/server/settings.ts).
 import * as vscode from 'vscode';
-
-export type SpeculationMode = 'auto' | 'off' | 'ngram' | 'draft';
-export type Backend = 'auto' | 'cpu' | 'cuda' | 'metal';
+import {
+  GENERATION_DEFAULTS,
+  expandSettingPath,
+  type BackendKind,
+  type LeapfrogInitializationOptions,
+  type SpeculationMode,
+} from '../engine/protocol';
 
 export interface EngineSettings {
   /** Empty: the bundled model. */
   model: string;
   draftModel: string;
-  backend: Backend;
+  backend: BackendKind;
   /** 0: let the engine pick (physical cores). */
   threads: number;
-  speculation: SpeculationMode;
-  speculationBudget: number;
+  speculation: { mode: SpeculationMode; budget: number };
 }
 
 export interface CompletionSettings {
@@ -30,22 +37,35 @@ function section(): vscode.WorkspaceConfiguration {
 
 /** Expands `~` and `${workspaceFolder}` so users can write portable paths. */
 export function expandPath(p: string): string {
-  let out = p.trim();
-  if (out.startsWith('~/')) out = (process.env.HOME ?? '') + out.slice(1);
-  const ws = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
-  if (ws) out = out.replace(/\$\{workspaceFolder\}/g, ws);
-  return out;
+  return expandSettingPath(p, {
+    home: process.env.HOME,
+    workspaceFolder: vscode.workspace.workspaceFolders?.[0]?.uri.fsPath,
+  });
 }
 
 export function engineSettings(): EngineSettings {
   const c = section();
+  const d = GENERATION_DEFAULTS;
   return {
     model: expandPath(c.get<string>('model', '')),
     draftModel: expandPath(c.get<string>('draftModel', '')),
-    backend: c.get<Backend>('backend', 'auto'),
-    threads: c.get<number>('threads', 0),
-    speculation: c.get<SpeculationMode>('speculation.mode', 'auto'),
-    speculationBudget: c.get<number>('speculation.budget', 16),
+    backend: c.get<BackendKind>('backend', d.backend),
+    threads: c.get<number>('threads', d.threads),
+    speculation: {
+      mode: c.get<SpeculationMode>('speculation.mode', d.speculation.mode),
+      budget: c.get<number>('speculation.budget', d.speculation.budget),
+    },
+  };
+}
+
+/** What the sidecar is started with (the shape is engine/protocol.ts's). */
+export function initializationOptions(s: EngineSettings): LeapfrogInitializationOptions {
+  return {
+    speculation: { ...s.speculation },
+    backend: s.backend,
+    threads: s.threads,
+    model: s.model || undefined,
+    draft: s.draftModel || undefined,
   };
 }
 
@@ -63,15 +83,6 @@ export function completionEnabledFor(languageId: string): boolean {
   const s = completionSettings();
   return s.languages[languageId] ?? s.enabled;
 }
-
-/** Settings whose change needs a new sidecar (they are its command line). */
-export const ENGINE_KEYS = [
-  'leapfrog.model',
-  'leapfrog.draftModel',
-  'leapfrog.backend',
-  'leapfrog.threads',
-  'leapfrog.speculation',
-];
 
 export async function update(key: string, value: unknown): Promise<void> {
   await section().update(key, value, vscode.ConfigurationTarget.Global);

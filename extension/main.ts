@@ -4,7 +4,6 @@ import * as vscode from 'vscode';
 import { ChatController } from './chat/controller';
 import { ChatHistory } from './chat/history';
 import { CHAT_VIEW_ID, ChatViewProvider } from './chat/view';
-import { ENGINE_KEYS } from './config';
 import { explainSelection } from './explain';
 import { CompletionGate } from './gate';
 import { ACCEPTED_COMMAND, InlineProvider } from './inline/provider';
@@ -58,7 +57,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand('leapfrog.chat.new', () => chat.newChat()),
     vscode.commands.registerCommand('leapfrog.chat.stop', () => chat.stop()),
     vscode.workspace.onDidChangeConfiguration((e) => {
-      if (ENGINE_KEYS.some((k) => e.affectsConfiguration(k))) void engine.restart();
+      // Engine settings reach the running sidecar without a restart (sidecar.ts).
+      if (e.affectsConfiguration('leapfrog')) engine.onSettingsChanged();
       if (e.affectsConfiguration('leapfrog.completion')) render();
     }),
   );

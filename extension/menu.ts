@@ -96,7 +96,7 @@ export async function chooseModel(state: vscode.Memento): Promise<void> {
         'leapfrog.recentModels',
         [path, ...recent.filter((p) => p !== path)].slice(0, 5),
       );
-    // A change of `leapfrog.model` restarts the engine (main.ts watches the setting).
+    // The running sidecar hears of the change and reloads the model itself (sidecar.ts).
     await vscode.workspace
       .getConfiguration('leapfrog')
       .update('model', path, vscode.ConfigurationTarget.Global);

@@ -1,7 +1,9 @@
 // Starts and supervises the sidecar (`node dist/cli.js lsp --stdio`) through
 // vscode-languageclient: restarts it when it crashes (with a ceiling, so a sidecar that dies at
 // once does not loop forever), and turns everything it learns into one `EngineView` that the
-// status bar, the chat and the inline provider read.
+// status bar, the chat and the inline provider read. Settings travel as initializationOptions
+// and then as didChangeConfiguration (the client's `synchronize`); a change of a `leapfrog.*`
+// setting never restarts the sidecar: it applies them itself, reloading the model if needed.
 import { existsSync } from 'node:fs';
 import * as vscode from 'vscode';
 import {
@@ -17,10 +19,9 @@ import {
   DidChangeStatusNotification,
   type ChatDeltaParams,
   StatusRequest,
-  type LeapfrogInitializationOptions,
   type StatusResult,
 } from '../engine/protocol';
-import { engineSettings, type EngineSettings } from './config';
+import { engineSettings, initializationOptions, type EngineSettings } from './config';
 import type { Log } from './log';
 
 export type Phase = 'starting' | 'ready' | 'busy' | 'error' | 'stopped';
@@ -33,13 +34,6 @@ export interface EngineView {
   /** The last status the sidecar reported; undefined until it has said anything. */
   engine?: StatusResult;
 }
-
-/** Extra initialization options the extension sends beyond the shared protocol type. */
-type InitOptions = LeapfrogInitializationOptions & {
-  backend?: string;
-  speculation?: string;
-  speculationBudget?: number;
-};
 
 const CRASH_WINDOW_MS = 3 * 60_000;
 const MAX_CRASHES = 5;
@@ -59,6 +53,9 @@ export class Sidecar implements vscode.Disposable {
    */
   private errorShown = false;
   private generation = 0;
+  /** Why the current settings cannot be followed (checked on each change), if they cannot. */
+  private settingsProblem: string | undefined;
+  private lastStatus: StatusResult | undefined;
 
   readonly onDidChange = this.changed.event;
   /** Fires each time a (re)started client is running, so listeners can re-register. */
@@ -111,28 +108,16 @@ export class Sidecar implements vscode.Disposable {
         ? `model file not found: ${s.model}`
         : `the bundled model is missing (${model})`;
     }
-    if (
-      s.draftModel &&
-      s.draftModel !== 'self' && // a lower-bit copy of the model, written by the engine
-      s.speculation !== 'off' &&
-      s.speculation !== 'ngram' &&
-      !existsSync(s.draftModel)
-    )
+    // `self`: a lower-bit copy of the model, written by the engine.
+    if (s.draftModel && s.draftModel !== 'self' && !existsSync(s.draftModel))
       return `draft model file not found: ${s.draftModel}`;
     return undefined;
   }
 
-  private serverArgs(s: EngineSettings): string[] {
-    const args = [`${this.extensionRoot}/dist/cli.js`, 'lsp', '--stdio'];
-    if (s.model) args.push('--model', s.model);
-    const draftWanted = s.speculation === 'auto' || s.speculation === 'draft';
-    if (s.draftModel && draftWanted) args.push('--draft', s.draftModel);
-    if (s.threads > 0) args.push('--threads', String(s.threads));
-    return args;
-  }
-
   async start(): Promise<void> {
     const gen = ++this.generation;
+    this.settingsProblem = undefined;
+    this.lastStatus = undefined;
     const s = engineSettings();
     const problem = this.preflight(s);
     if (problem) {
@@ -142,7 +127,9 @@ export class Sidecar implements vscode.Disposable {
       return;
     }
     this.set({ phase: 'starting', message: 'starting the engine' });
-    const args = this.serverArgs(s);
+    // No model or engine flags: initializationOptions carry them, so that a later change of
+    // a setting back to its default does not fall back to a stale command line.
+    const args = [`${this.extensionRoot}/dist/cli.js`, 'lsp', '--stdio'];
     this.log.info(`starting sidecar: ${process.execPath} ${args.join(' ')}`);
     const serverOptions: ServerOptions = {
       // VS Code's own Node runs the sidecar; in desktop VS Code that is Electron, which
@@ -151,19 +138,13 @@ export class Sidecar implements vscode.Disposable {
       args,
       options: { env: { ...process.env, ELECTRON_RUN_AS_NODE: '1' }, cwd: this.extensionRoot },
     };
-    const init: InitOptions = {
-      model: s.model || undefined,
-      draft:
-        s.speculation === 'off' || s.speculation === 'ngram' ? null : s.draftModel || undefined,
-      threads: s.threads > 0 ? s.threads : undefined,
-      backend: s.backend,
-      speculation: s.speculation,
-      speculationBudget: s.speculationBudget,
-    };
     const clientOptions: LanguageClientOptions = {
       documentSelector: [{ scheme: 'file' }, { scheme: 'untitled' }],
       outputChannel: this.log.forClient,
-      initializationOptions: init,
+      // A function: a restart after a crash starts from the settings of that moment.
+      initializationOptions: () => initializationOptions(engineSettings()),
+      // didChangeConfiguration with `settings.leapfrog` on every change of the section.
+      synchronize: { configurationSection: 'leapfrog' },
       // We report crashes ourselves (status bar + one notification), never the client's pop-ups.
       revealOutputChannelOn: 4 /* RevealOutputChannelOn.Never */,
       connectionOptions: { maxRestartCount: MAX_CRASHES },
@@ -215,6 +196,15 @@ export class Sidecar implements vscode.Disposable {
   }
 
   private onStatus(st: StatusResult): void {
+    this.lastStatus = st;
+    // A setting the engine cannot follow (a missing file, a model that failed to load while
+    // the previous one kept serving) is an error to show, though completions still work.
+    const problem = this.settingsProblem ?? st.loadError;
+    if (problem && st.state !== 'loading') {
+      this.set({ phase: 'error', message: problem, engine: st });
+      this.notifyOnce(problem, 'Choose Model…', 'Open Settings');
+      return;
+    }
     const phase: Phase =
       st.state === 'loading' ? 'starting' : st.state === 'error' ? 'error' : st.state;
     if (phase === 'ready') this.errorShown = false;
@@ -238,6 +228,22 @@ export class Sidecar implements vscode.Disposable {
     this.log.warn('the engine stopped; restarting it');
     this.set({ phase: 'starting', message: 'the engine stopped; restarting it' });
     return { action: CloseAction.Restart, handled: true };
+  }
+
+  /**
+   * A `leapfrog.*` setting changed. A running sidecar hears of it through the client's
+   * didChangeConfiguration; only when none runs (the settings stopped it from starting, or
+   * it crashed too often) is a new one started, so that fixing a path is enough.
+   */
+  onSettingsChanged(): void {
+    if (!this.client) {
+      if (this.view.phase === 'error') void this.restart();
+      return;
+    }
+    const problem = this.preflight(engineSettings());
+    this.settingsProblem = problem;
+    if (problem) this.log.error(problem);
+    if (this.lastStatus) this.onStatus(this.lastStatus);
   }
 
   /** Stops the current sidecar (if any) and starts a fresh one with the current settings. */

@@ -2,6 +2,7 @@
 // accepted tokens per target pass, and whether completions are snoozed or off here.
 import * as vscode from 'vscode';
 import type { CompletionGate } from './gate';
+import type { StatusResult } from '../engine/protocol';
 import type { EngineView } from './sidecar';
 
 export class StatusBar implements vscode.Disposable {
@@ -90,6 +91,7 @@ function tooltip(view: EngineView, snoozedUntil: number): vscode.MarkdownString 
     md.appendMarkdown(`| backend | ${esc(st.backend)} |\n`);
     md.appendMarkdown(`| model | ${esc(st.model ?? '—')} |\n`);
     md.appendMarkdown(`| draft | ${esc(st.draft ?? '—')} |\n`);
+    md.appendMarkdown(`| speculation | ${speculation(st)} |\n`);
     md.appendMarkdown(`| speed | ${st.lastTokensPerSecond.toFixed(1)} tokens/s |\n`);
     md.appendMarkdown(`| accepted per pass | ${st.acceptedPerPass.toFixed(2)} |\n`);
     md.appendMarkdown(`| shown / accepted | ${st.counters.shown} / ${st.counters.accepted} |\n`);
@@ -98,6 +100,12 @@ function tooltip(view: EngineView, snoozedUntil: number): vscode.MarkdownString 
     md.appendMarkdown(`\nSnoozed until ${new Date(snoozedUntil).toLocaleTimeString()}\n`);
   md.appendMarkdown('\nClick for options.');
   return md;
+}
+
+function speculation(st: StatusResult): string {
+  const s = st.speculation;
+  const setting = s.mode === 'off' ? 'off' : `${s.mode}, budget ${s.budget}`;
+  return `${setting} (${s.accepted} of ${s.drafted} drafted tokens accepted)`;
 }
 
 function esc(s: string): string {

@@ -2,13 +2,21 @@
 // runs as a restartable scheduler job on the chat session (completions may preempt it; it
 // then continues from its prompt plus the tokens it already produced), and streams its
 // text as deltas. Several conversations may run; the scheduler takes their turns in order.
-import type { GenerateParams, GenerateStats, GenerationHandle } from '../native/addon';
+import type { GenerateStats, GenerationHandle } from '../native/addon';
 import type { ModelHost } from '../models/model-host';
 import { emptyStats, type Scheduler, type Ticket } from '../scheduler/scheduler';
 import type { ChatDeltaParams, ChatFinishReason, ChatMessage, ChatResult } from '../protocol';
 import { CHAT_STOP_TEXTS, renderChat } from './chat-template';
 import { DEFAULT_SYSTEM_PROMPT } from './explain';
 import { StopTextFilter } from './stop-text';
+import { GENERATION_DEFAULTS } from '../protocol';
+import {
+  CHAT_OVERRIDES,
+  buildGenerateParams,
+  defaultGenerationSettings,
+  mergeOverrides,
+  type GenerationSettings,
+} from '../generation/generation-config';
 
 export interface TurnParams {
   conversationId: string;
@@ -44,6 +52,8 @@ export class ChatService {
     private readonly sendDelta: (d: ChatDeltaParams) => void,
     private readonly onFinished: (stats: GenerateStats) => void = () => {},
     private readonly log: (msg: string) => void = () => {},
+    /** The user's settings, read at each turn (a change applies to the next one). */
+    private readonly settings: () => GenerationSettings = defaultGenerationSettings,
   ) {}
 
   get activeTurns(): number {
@@ -77,7 +87,8 @@ export class ChatService {
     if (p.system !== undefined) conv.system = p.system;
 
     const engine = await this.host.whenReady();
-    const maxTokens = Math.max(1, Math.min(p.maxTokens ?? 512, Math.floor(engine.nCtx / 2)));
+    const asked = p.maxTokens ?? CHAT_OVERRIDES.maxTokens ?? GENERATION_DEFAULTS.maxTokens;
+    const maxTokens = Math.max(1, Math.min(asked, Math.floor(engine.nCtx / 2)));
     const userTurn: ChatMessage = { role: 'user', content: p.message };
     const special = {
       bos: engine.info.bos >= 0 ? engine.target.detokenize([engine.info.bos], true) : '',
@@ -110,19 +121,10 @@ export class ChatService {
     }
 
     const eog = new Set(engine.info.eogIds);
-    const params: GenerateParams = {
-      temperature: p.temperature ?? 0.2,
-      topK: 40,
-      topP: 0.95,
-      minP: 0.05,
-      repeatPenalty: 1.1,
-      repeatLastN: 64,
-      seed: 42,
-      maxTokens,
-      stopAtEog: true,
-      spec: 'auto',
-      budget: 16,
-    };
+    const overrides = mergeOverrides(CHAT_OVERRIDES, {
+      sampling: p.temperature === undefined ? {} : { temperature: p.temperature },
+    });
+    const params = buildGenerateParams(GENERATION_DEFAULTS, this.settings(), overrides);
     const generated: number[] = [];
     const filter = new StopTextFilter(CHAT_STOP_TEXTS);
     let reply = '';

@@ -1,31 +1,34 @@
-// `leapfrog generate`: continue a prompt with the native engine, optionally speculating.
+// `leapfrog generate`: continue a prompt with the native engine, optionally speculating. The
+// flags are the settings and overrides layers of engine/generation/generation-config.ts.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { loadAddon } from '../native/load-addon';
-import type { GenerateParams, NativeModel, SpecMode } from '../native/addon';
+import type { NativeModel } from '../native/addon';
+import { GENERATION_DEFAULTS, type SamplingConfig } from '../protocol';
+import {
+  buildGenerateParams,
+  sessionContextSize,
+  type GenerationOverrides,
+} from '../generation/generation-config';
 import {
   CliError,
   ParsedArgs,
   UsageError,
-  choiceOption,
   floatOption,
   intOption,
   parseArgs,
   stringOption,
 } from './args';
 import {
-  checkBackend,
-  draftPathFrom,
-  loadModel,
-  modelOptionSpec,
-  modelPathFrom,
+  backendFrom,
+  generationOptionSpec,
+  loadForCli,
+  modelPathsFrom,
+  settingsFrom,
   threadsFrom,
 } from './model-options';
 
 const spec = {
-  ...modelOptionSpec,
-  draft: { kind: 'string' as const },
-  spec: { kind: 'string' as const },
-  budget: { kind: 'string' as const },
+  ...generationOptionSpec,
   prompt: { kind: 'string' as const },
   'prompt-file': { kind: 'string' as const },
   'max-tokens': { kind: 'string' as const },
@@ -36,11 +39,11 @@ const spec = {
   'repeat-penalty': { kind: 'string' as const },
   seed: { kind: 'string' as const },
   ctx: { kind: 'string' as const },
+  // Text the lookup drafter may copy from, as the other open files are for completions.
+  'corpus-file': { kind: 'string' as const },
   json: { kind: 'flag' as const },
   // For differential tests: exact prompt ids, and the last prompt position's logits.
   'prompt-tokens': { kind: 'string' as const, hidden: true },
-  'fixed-budget': { kind: 'flag' as const, hidden: true },
-  tree: { kind: 'flag' as const },
   'logits-out': { kind: 'string' as const, hidden: true },
 };
 
@@ -77,44 +80,48 @@ function promptIds(args: ParsedArgs, model: NativeModel): number[] {
   return model.tokenize(text, true, true);
 }
 
-function generateParams(args: ParsedArgs): GenerateParams {
+/** The sampling flags; what is not given comes from the table of defaults. */
+function overridesFrom(args: ParsedArgs): GenerationOverrides {
+  const d: SamplingConfig = GENERATION_DEFAULTS.sampling;
   return {
-    maxTokens: intOption(args, 'max-tokens', 128, 0),
-    temperature: floatOption(args, 'temperature', 0),
-    topK: intOption(args, 'top-k', 40, 0),
-    topP: floatOption(args, 'top-p', 0.95),
-    minP: floatOption(args, 'min-p', 0.05),
-    repeatPenalty: floatOption(args, 'repeat-penalty', 1),
-    repeatLastN: 64,
-    seed: intOption(args, 'seed', 0, 0),
-    stopAtEog: true,
-    spec: choiceOption<SpecMode>(args, 'spec', ['auto', 'off', 'ngram', 'draft'], 'auto'),
-    budget: intOption(args, 'budget', 16, 0),
-    adaptiveBudget: args['fixed-budget'] !== true,
-    tree: args.tree === true,
+    maxTokens: intOption(args, 'max-tokens', GENERATION_DEFAULTS.maxTokens, 0),
+    sampling: {
+      temperature: floatOption(args, 'temperature', d.temperature),
+      topK: intOption(args, 'top-k', d.topK, 0),
+      topP: floatOption(args, 'top-p', d.topP),
+      minP: floatOption(args, 'min-p', d.minP),
+      repeatPenalty: floatOption(args, 'repeat-penalty', d.repeatPenalty),
+      seed: intOption(args, 'seed', d.seed, 0),
+    },
   };
+}
+
+function corpusIds(args: ParsedArgs, model: NativeModel): number[] | undefined {
+  const file = stringOption(args, 'corpus-file');
+  if (file === undefined) return undefined;
+  try {
+    return model.tokenize(readFileSync(file, 'utf8'), false, false);
+  } catch (e) {
+    throw new CliError(`${file}: cannot read corpus file (${(e as Error).message})`);
+  }
 }
 
 export async function generateCommand(argv: string[]): Promise<void> {
   const args = parseArgs(argv, spec);
-  checkBackend(args);
-  const params = generateParams(args);
-  if (params.budget > 63) throw new UsageError('--budget must be at most 63');
+  const settings = settingsFrom(args);
+  const overrides = overridesFrom(args);
+  const requestedCtx = args.ctx === undefined ? undefined : intOption(args, 'ctx', 0, 16);
+  const paths = modelPathsFrom(args, settings.speculation);
   const addon = loadAddon();
   const threads = threadsFrom(args, addon);
-  const modelPath = modelPathFrom(args);
-  const draftPath =
-    params.spec === 'off' || params.spec === 'ngram'
-      ? undefined
-      : await draftPathFrom(args, modelPath);
-  if (params.spec === 'draft' && !draftPath) {
-    throw new UsageError('--spec draft needs --draft (a smaller model with the same vocabulary)');
-  }
-  const model = await loadModel(modelPath, threads);
-  const draft = draftPath ? await loadModel(draftPath, threads) : undefined;
+  const backend = backendFrom(args);
+  const { target: model, draft } = await loadForCli(addon, paths, { threads, backend });
   const prompt = promptIds(args, model);
-  const info = model.info();
-  const nCtx = intOption(args, 'ctx', Math.min(info.nCtxTrain, 4096), 16);
+  const params = buildGenerateParams(GENERATION_DEFAULTS, settings, {
+    ...overrides,
+    corpus: corpusIds(args, model),
+  });
+  const nCtx = sessionContextSize(model.info().nCtxTrain, requestedCtx);
   if (prompt.length + params.maxTokens > nCtx) {
     throw new CliError(
       `prompt (${prompt.length} tokens) plus --max-tokens ${params.maxTokens} exceeds the context of ${nCtx} tokens`,
@@ -161,6 +168,7 @@ export async function generateCommand(argv: string[]): Promise<void> {
         accepted_per_pass: stats.targetPasses ? stats.generated / stats.targetPasses : 0,
         draft_ms: stats.draftMs,
         verify_ms: stats.verifyMs,
+        max_pass_tokens: stats.maxPassTokens,
         reused_tokens: stats.reusedTokens,
         tokens_per_second: decodeSeconds > 0 ? stats.generated / decodeSeconds : 0,
       },

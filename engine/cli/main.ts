@@ -1,5 +1,6 @@
 // The `leapfrog` command line (contract in DESIGN.md). Errors are one line on stderr
 // starting `leapfrog: error:`, exit code 1 (2 for bad usage); never a stack trace.
+import { MAX_DRAFT_BUDGET } from '../protocol';
 import { CliError, UsageError } from './args';
 import { benchCommand } from './bench';
 import { completeCommand } from './complete';
@@ -10,15 +11,18 @@ import { tokenizeCommand } from './tokenize';
 const USAGE = `usage: leapfrog <command> [options]
 
 commands:
-  generate  [--model F] [--draft F] [--spec auto|off|ngram|draft] [--budget N] [--tree]
-            (--prompt T | --prompt-file F) [--max-tokens N] [--temperature T] [--top-k K]
-            [--top-p P] [--min-p P] [--repeat-penalty R] [--seed S] [--threads N]
-            [--backend auto|cpu|cuda|metal] [--json]
+  generate  [generation flags] (--prompt T | --prompt-file F) [--max-tokens N]
+            [--temperature T] [--top-k K] [--top-p P] [--min-p P] [--repeat-penalty R]
+            [--seed S] [--ctx N] [--corpus-file F] [--json]
   tokenize  [--model F] (--text T | --file F) [--add-special] [--parse-special] [--json]
-  complete  [--model F] [--draft F] --file SRC --line L --character C [--max-tokens N] [--json]
+  complete  [generation flags] --file SRC --line L --character C [--max-tokens N] [--json]
   lsp       --stdio [--model F] [--draft F] [--threads N]
   bench     [--quick] [--sections roofline,cpu,spec] [--models …] [--reps N] [--threads N]
             (the same harness as npm run bench; prints tables, writes bench-results/*.json)
+
+generation flags (generate and complete): [--model F] [--draft F|self]
+  [--spec auto|off|ngram|draft] [--budget 0..${MAX_DRAFT_BUDGET}] [--tree] [--threads N (0: physical cores)]
+  [--backend auto|cpu|cuda|metal]
 
 --model defaults to the bundled model (models/leapfrog-coder.gguf).`;
 

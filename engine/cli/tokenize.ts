@@ -3,7 +3,13 @@
 import { readFileSync } from 'node:fs';
 import { loadAddon } from '../native/load-addon';
 import { CliError, UsageError, parseArgs, stringOption } from './args';
-import { loadModel, modelOptionSpec, modelPathFrom, threadsFrom } from './model-options';
+import {
+  backendFrom,
+  loadForCli,
+  modelOptionSpec,
+  modelPathFrom,
+  threadsFrom,
+} from './model-options';
 
 const spec = {
   ...modelOptionSpec,
@@ -30,7 +36,14 @@ export async function tokenizeCommand(argv: string[]): Promise<void> {
     }
   }
   // Tokenizing needs the vocabulary only, so vocabulary-only GGUFs work too.
-  const model = await loadModel(modelPathFrom(args), threadsFrom(args, loadAddon()), true);
+  const addon = loadAddon();
+  const options = {
+    threads: threadsFrom(args, addon),
+    backend: backendFrom(args),
+    vocabOnly: true,
+  };
+  const paths = { model: modelPathFrom(args), draft: null };
+  const { target: model } = await loadForCli(addon, paths, options);
   const tokens = model.tokenize(
     input,
     args['add-special'] === true,

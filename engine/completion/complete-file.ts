@@ -1,27 +1,29 @@
 // `leapfrog complete`: the ghost text for a file and cursor, through the very path the
-// language server's inline completion takes (engine core → CompletionService).
+// language server's inline completion takes (engine core → CompletionService), with the
+// generation settings the sidecar would have.
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { createEngineCore } from '../server/engine-core';
-import { resolveModelPaths } from '../models/model-paths';
+import type { LoadRequest } from '../models/model-host';
+import type { GenerationSettings } from '../generation/generation-config';
 import { promptPath } from './completion-service';
 import { repoNameFor } from './repo-name';
 
-export async function completeFile(opts: {
-  model?: string;
-  draft?: string;
-  file: string;
-  line: number;
-  character: number;
-  maxTokens?: number;
-  threads?: number;
-}): Promise<{ text: string; stats: Record<string, number> }> {
+export async function completeFile(
+  opts: LoadRequest & {
+    settings: GenerationSettings;
+    file: string;
+    line: number;
+    character: number;
+    maxTokens?: number;
+  },
+): Promise<{ text: string; stats: Record<string, number> }> {
   const file = resolve(opts.file);
   const text = readFileSync(file, 'utf8');
-  const core = createEngineCore({ threads: opts.threads });
+  const core = createEngineCore({ threads: opts.threads, settings: opts.settings });
   try {
-    await core.host.load(resolveModelPaths({ model: opts.model, draft: opts.draft }));
+    await core.host.load(opts);
     const call = core.completions.complete({
       uri: pathToFileURL(file).href,
       path: promptPath(file),

@@ -1,8 +1,8 @@
-// Tunables of inline completion. The same defaults serve the language server and
-// `leapfrog complete` (they must give the same text). LEAPFROG_COMPLETION_TIME_BUDGET_MS
-// overrides the time budget in both — tests set it to 0 so that output does not depend on
-// the machine's speed.
-import type { GenerateParams } from '../native/addon';
+// Tunables of inline completion (prompt sizes, stop rules). The same defaults serve the
+// language server and `leapfrog complete` (they must give the same text).
+// LEAPFROG_COMPLETION_TIME_BUDGET_MS overrides the time budget in both — tests set it to 0 so
+// that output does not depend on the machine's speed. The generation configuration (sampling,
+// speculation) is not here: engine/generation/generation-config.ts builds it.
 
 export interface CompletionOptions {
   maxTokens: number;
@@ -14,8 +14,6 @@ export interface CompletionOptions {
   /** Tokens for chunks of other files (repository-level templates only). */
   extraTokens: number;
   anchorLines: number;
-  /** Largest draft length per speculative step. */
-  draftBudget: number;
 }
 
 export const defaultCompletionOptions: CompletionOptions = {
@@ -28,7 +26,6 @@ export const defaultCompletionOptions: CompletionOptions = {
   suffixTokens: 256,
   extraTokens: 1024,
   anchorLines: 16,
-  draftBudget: 16,
 };
 
 export function completionOptionsFromEnv(
@@ -41,26 +38,6 @@ export function completionOptionsFromEnv(
     opts.timeBudgetMs = Math.max(0, Number(budget));
   }
   return opts;
-}
-
-/** Greedy decoding: completions must be reproducible (and speculation stays exact). */
-export function completionGenerateParams(
-  opts: CompletionOptions,
-  maxTokens: number,
-): GenerateParams {
-  return {
-    temperature: 0,
-    topK: 0,
-    topP: 1,
-    minP: 0,
-    repeatPenalty: 1,
-    repeatLastN: 64,
-    seed: 0,
-    maxTokens,
-    stopAtEog: true,
-    spec: 'auto',
-    budget: opts.draftBudget,
-  };
 }
 
 /** Token budgets that fit the session's context with room for the output. */

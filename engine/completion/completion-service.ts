@@ -12,7 +12,16 @@ import { buildFimPrompt, usesExtraChunks, type ExtraChunk } from './fim-template
 import { postprocess, type CompletionContext } from './postprocess';
 import { StreamStopRules } from './stop-rules';
 import { TypedAheadCache } from './typed-ahead';
-import { completionGenerateParams, fitBudgets, type CompletionOptions } from './completion-options';
+import { fitBudgets, type CompletionOptions } from './completion-options';
+import { lookupCorpus } from './lookup-corpus';
+import { GENERATION_DEFAULTS } from '../protocol';
+import {
+  COMPLETION_OVERRIDES,
+  buildGenerateParams,
+  defaultGenerationSettings,
+  mergeOverrides,
+  type GenerationSettings,
+} from '../generation/generation-config';
 
 export interface CompletionRequest {
   uri: string;
@@ -41,6 +50,7 @@ export class CompletionService {
   readonly ring = new ExtraContextRing();
   readonly typedAhead = new TypedAheadCache();
   private readonly tokenCounts = new WeakMap<LoadedEngine, Map<string, number>>();
+  private readonly chunkTokens = new WeakMap<LoadedEngine, Map<string, number[]>>();
   counters = { completions: 0, typedAheadHits: 0 };
 
   constructor(
@@ -48,6 +58,8 @@ export class CompletionService {
     private readonly scheduler: Scheduler,
     private readonly opts: CompletionOptions,
     private readonly onFinished: (stats: GenerateStats) => void = () => {},
+    /** The user's settings, read at each request (a change applies to the next one). */
+    private readonly settings: () => GenerationSettings = defaultGenerationSettings,
   ) {}
 
   complete(req: CompletionRequest): CompletionCall {
@@ -113,6 +125,12 @@ export class CompletionService {
     const extra: ExtraChunk[] = usesExtraChunks(engine.fim)
       ? this.ring.chunksFor(req.uri, budgets.extraTokens)
       : [];
+    // The lookup drafter searches every ring chunk, whether or not the template shows them
+    // to the model: they cost no context, and code nearby often repeats them.
+    const corpus = lookupCorpus(
+      this.ring.chunksFor(req.uri, Infinity),
+      this.chunkTokenizer(engine),
+    );
     const tokenize = (t: string) => engine.target.tokenize(t, false, false);
     const indent = indentToHeal(window.linePrefix);
     const parts = {
@@ -139,7 +157,11 @@ export class CompletionService {
       specialTexts: engine.fim.specialTexts,
     };
     const stopIds = new Set(engine.fim.stopIds);
-    const params = completionGenerateParams(this.opts, maxTokens);
+    const params = buildGenerateParams(
+      GENERATION_DEFAULTS,
+      this.settings(),
+      mergeOverrides(COMPLETION_OVERRIDES, { maxTokens, corpus }),
+    );
     let raw = '';
     let healer = new IndentHealer(indent);
     const ticket = this.scheduler.submit({
@@ -188,22 +210,40 @@ export class CompletionService {
     };
   }
 
+  /** Token ids of a ring chunk, cached per model (the ring changes slowly). */
+  private chunkTokenizer(engine: LoadedEngine): (text: string) => number[] {
+    return memoized(this.chunkTokens, engine, 64, (text) =>
+      engine.target.tokenize(text, false, false),
+    );
+  }
+
   /** Token count of one line, cached per model (most lines do not change between requests). */
   private tokenCounter(engine: LoadedEngine): (text: string) => number {
-    let cache = this.tokenCounts.get(engine);
-    if (!cache) this.tokenCounts.set(engine, (cache = new Map()));
-    const map = cache;
-    return (text: string) => {
-      if (!text) return 0;
-      let n = map.get(text);
-      if (n === undefined) {
-        n = engine.target.tokenize(text, false, false).length;
-        if (map.size > 50_000) map.clear();
-        map.set(text, n);
-      }
-      return n;
-    };
+    return memoized(this.tokenCounts, engine, 50_000, (text) =>
+      text ? engine.target.tokenize(text, false, false).length : 0,
+    );
   }
+}
+
+/** `compute` cached per model and text; the cache starts over when it outgrows `limit`. */
+function memoized<T>(
+  store: WeakMap<LoadedEngine, Map<string, T>>,
+  engine: LoadedEngine,
+  limit: number,
+  compute: (text: string) => T,
+): (text: string) => T {
+  let cache = store.get(engine);
+  if (!cache) store.set(engine, (cache = new Map()));
+  const map = cache;
+  return (text: string) => {
+    let v = map.get(text);
+    if (v === undefined) {
+      v = compute(text);
+      if (map.size > limit) map.clear();
+      map.set(text, v);
+    }
+    return v;
+  };
 }
 
 export function statsRecord(s: GenerateStats): Record<string, number> {
@@ -217,6 +257,7 @@ export function statsRecord(s: GenerateStats): Record<string, number> {
     target_passes: s.targetPasses,
     drafted: s.drafted,
     accepted: s.accepted,
+    max_pass_tokens: s.maxPassTokens,
     tokens_per_second: Math.round(tps * 100) / 100,
   };
 }

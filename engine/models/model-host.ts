@@ -3,12 +3,18 @@
 // (a chat turn does not evict the completion prompt's cache, nor the other way round). A
 // load that fails leaves the previous model serving; a load that succeeds swaps models
 // only after the caller has drained the work running on the old ones.
-import { basename, resolve } from 'node:path';
-import type { ModelInfo, NativeAddon, NativeModel, NativeSession } from '../native/addon';
+import { basename } from 'node:path';
+import type {
+  BackendKind,
+  ModelInfo,
+  NativeAddon,
+  NativeModel,
+  NativeSession,
+} from '../native/addon';
 import { detectFimTemplate, withoutFim, type FimTemplate } from '../completion/fim-template';
-import { defaultModelPath } from '../native/default-models';
-import { SELF_DRAFT, selfDraftPath } from '../native/self-draft';
-import { checkGgufFile } from './check-gguf';
+import { sessionContextSize } from '../generation/generation-config';
+import { GENERATION_DEFAULTS } from '../protocol';
+import { loadModels, message, type LoadProgress } from './load-models';
 import type { ModelPaths } from './model-paths';
 
 export interface LoadedEngine {
@@ -21,7 +27,17 @@ export interface LoadedEngine {
   completionSession: NativeSession;
   chatSession: NativeSession;
   nCtx: number;
+  /** CPU threads the models run with, and the backend that was asked for. */
+  threads: number;
+  backendKind: BackendKind;
   loadMs: number;
+}
+
+/** What to load: the files, and optionally where and how wide (else the host's defaults). */
+export interface LoadRequest extends ModelPaths {
+  /** 0 or absent: the host's threads (its --threads, else the physical cores). */
+  threads?: number;
+  backend?: BackendKind;
 }
 
 export type HostState =
@@ -33,8 +49,9 @@ export type HostState =
 export interface HostOptions {
   /** How the addon is found; throws with a clear message when it is missing. */
   addon: () => NativeAddon;
+  /** Default CPU threads (0 or absent: the physical cores). */
   threads?: number;
-  /** Context size per session (capped by the model's training context). */
+  /** Context size per session (default: engine/generation/generation-config.ts's rule). */
   nCtx?: number;
   /** Called before a loaded engine is replaced, to stop and drain work on it. */
   drain?: () => Promise<void>;
@@ -48,6 +65,7 @@ export class ModelHost {
   private loaded: LoadedEngine | undefined;
   private loading: Promise<LoadedEngine> | undefined;
   private _state: HostState = { kind: 'empty' };
+  private _lastError: string | undefined;
   private sessions = 0;
   private chain: Promise<unknown> = Promise.resolve();
 
@@ -55,6 +73,11 @@ export class ModelHost {
 
   get state(): HostState {
     return this._state;
+  }
+
+  /** Why the last load failed while a previous model kept serving; cleared by a success. */
+  get lastError(): string | undefined {
+    return this._lastError;
   }
 
   get current(): LoadedEngine | undefined {
@@ -66,7 +89,10 @@ export class ModelHost {
     return this.sessions;
   }
 
+  /** Where the loaded model's kernels run, as the addon names it ("cpu:avx512", "cuda:…"). */
   backend(): string {
+    const named = this.loaded?.info.backend;
+    if (named) return named;
     try {
       return `cpu:${this.opts.addon().systemInfo().isa}`;
     } catch {
@@ -74,7 +100,9 @@ export class ModelHost {
     }
   }
 
-  threads(): number {
+  /** Threads for a load: the request's, else the host's default, else the physical cores. */
+  threads(requested?: number): number {
+    if (requested && requested > 0) return requested;
     if (this.opts.threads && this.opts.threads > 0) return this.opts.threads;
     try {
       return Math.max(1, this.opts.addon().systemInfo().physicalCores);
@@ -98,10 +126,10 @@ export class ModelHost {
   }
 
   /** Loads models (one load at a time) and switches to them. */
-  load(paths: ModelPaths, progress?: (message: string, percent: number) => void): Promise<LoadedEngine> {
+  load(req: LoadRequest, progress?: LoadProgress): Promise<LoadedEngine> {
     // Say 'loading' at once: a status request right after this call must not see 'empty'.
-    if (!this.loaded) this.setState({ kind: 'loading', paths });
-    const run = this.chain.then(() => this.loadNow(paths, progress));
+    if (!this.loaded) this.setState({ kind: 'loading', paths: req });
+    const run = this.chain.then(() => this.loadNow(req, progress));
     this.chain = run.catch(() => undefined);
     this.loading = run;
     run.then(
@@ -111,73 +139,52 @@ export class ModelHost {
     return run;
   }
 
-  private async loadNow(
-    paths: ModelPaths,
-    progress?: (message: string, percent: number) => void,
-  ): Promise<LoadedEngine> {
-    this.setState({ kind: 'loading', paths });
+  private async loadNow(req: LoadRequest, progress?: LoadProgress): Promise<LoadedEngine> {
+    this.setState({ kind: 'loading', paths: req });
     const started = Date.now();
-    let target: NativeModel | undefined;
-    let draft: NativeModel | undefined;
     const created: NativeSession[] = [];
+    let models: Awaited<ReturnType<typeof loadModels>> | undefined;
     try {
-      checkGgufFile(paths.model, 'model');
       const addon = this.opts.addon();
-      if (paths.draft === SELF_DRAFT) {
-        progress?.('writing the self-draft (a Q4_0 copy of the model)', 5);
-        paths = { ...paths, draft: await selfDraftPath(addon, paths.model) };
-      }
-      if (paths.draft) checkGgufFile(paths.draft, 'draft model');
-      const threads = this.threads();
-      progress?.(`loading ${basename(paths.model)}`, 10);
-      target = await addon.loadModel(paths.model, { threads }).catch((e: unknown) => {
-        throw new Error(`cannot load model ${paths.model}: ${message(e)}`);
-      });
-      if (paths.draft) {
-        progress?.(`loading draft ${basename(paths.draft)}`, 50);
-        draft = await addon.loadModel(paths.draft, { threads }).catch((e: unknown) => {
-          throw new Error(`cannot load draft model ${paths.draft}: ${message(e)}`);
-        });
-        if (draft.info().nVocab !== target.info().nVocab) {
-          throw new Error(
-            `draft model ${paths.draft} does not share the target's vocabulary ` +
-              `(${draft.info().nVocab} vs ${target.info().nVocab} tokens)`,
-          );
-        }
-      }
+      const threads = this.threads(req.threads);
+      const backendKind = req.backend ?? GENERATION_DEFAULTS.backend;
+      const requested: ModelPaths = { model: req.model, draft: req.draft };
+      models = await loadModels(addon, requested, { threads, backend: backendKind }, progress);
+      const { paths, target, draft } = models;
       progress?.('creating sessions', 90);
       const info = target.info();
-      const nCtx = Math.min(this.opts.nCtx ?? 4096, info.nCtxTrain > 0 ? info.nCtxTrain : 4096);
+      const nCtx = sessionContextSize(info.nCtxTrain, this.opts.nCtx);
       for (let i = 0; i < 2; i++) {
         created.push(addon.createSession(target, { nCtx, threads, draft }));
         this.sessions++;
       }
-      const model = target;
+      const fim = detectFimTemplate(info, (id) => target.detokenize([id], true));
       const engine: LoadedEngine = {
         paths,
-        target: model,
+        target,
         draft,
         info,
         draftInfo: draft?.info(),
-        fim: bundledTarget(paths.model)
-          ? withoutFim(detectFimTemplate(info, (id) => model.detokenize([id], true)))
-          : detectFimTemplate(info, (id) => model.detokenize([id], true)),
+        // The model's metadata says whether it learned its FIM tokens (leapfrog.prompt.fim).
+        fim: info.fimTrained === false ? withoutFim(fim) : fim,
         completionSession: created[0],
         chatSession: created[1],
         nCtx,
+        threads,
+        backendKind,
         loadMs: Date.now() - started,
       };
       await this.swap(engine);
+      this._lastError = undefined;
       this.setState({ kind: 'ready' });
       return engine;
     } catch (err) {
       for (const s of created) this.freeSession(s);
-      draft?.free();
-      target?.free();
+      models?.draft?.free();
+      models?.target.free();
       // The previous model (if any) keeps serving; the error is reported either way.
-      this.setState(
-        this.loaded ? { kind: 'ready' } : { kind: 'error', message: message(err) },
-      );
+      if (this.loaded) this._lastError = message(err);
+      this.setState(this.loaded ? { kind: 'ready' } : { kind: 'error', message: message(err) });
       throw err instanceof Error ? err : new Error(message(err));
     }
   }
@@ -219,13 +226,4 @@ export class ModelHost {
 export function modelName(info: ModelInfo | undefined): string | null {
   if (!info) return null;
   return info.name || basename(info.path);
-}
-
-function message(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
-}
-
-/** The bundled target prompts prefix-only (see withoutFim and models/MODEL_CARD.md). */
-function bundledTarget(path: string): boolean {
-  return resolve(path) === resolve(defaultModelPath());
 }

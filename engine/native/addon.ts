@@ -1,6 +1,7 @@
 // The TypeScript view of the native addon (native/src/addon/). Everything the engine does
 // with models goes through these types; long work returns promises and runs on engine
 // threads, never on Node's event loop.
+import type { BackendKind, SamplingConfig, SpeculationConfig, SpeculationMode } from '../protocol';
 
 export interface FimTokenIds {
   prefix: number; // -1 when the vocabulary has none
@@ -27,29 +28,34 @@ export interface ModelInfo {
   chatTemplate: string; // "" when the file has none
   tokenizerModel: string; // "llama" | "gpt2"
   vocabOnly: boolean;
+  /** Where the kernels run: "cpu:avx512", "cuda:NVIDIA H200" ("" when vocabOnly). */
+  backend: string;
+  /**
+   * GGUF `leapfrog.prompt.fim` (absent = true): false when the model has FIM tokens in its
+   * vocabulary but did not learn to use them, so completions prompt it prefix-only.
+   */
+  fimTrained: boolean;
 }
 
-export interface SamplingParams {
-  temperature: number; // 0 = greedy
-  topK: number; // 0 = off
-  topP: number; // 1 = off
-  minP: number; // 0 = off
-  repeatPenalty: number; // 1 = off
-  repeatLastN: number;
-  seed: number;
-}
+// The configuration's parts are typed once, in engine/protocol.ts (where they cross the wire);
+// the addon takes the same shapes (native/src/engine/generation_config.h mirrors them).
+export type SamplingParams = SamplingConfig;
+export type SpecMode = SpeculationMode;
+export type { BackendKind };
+/** How drafts are made and verified (native/src/engine/generation_config.h mirrors it). */
+export type SpeculationParams = SpeculationConfig;
 
-export type SpecMode = 'off' | 'auto' | 'ngram' | 'draft';
-
-export interface GenerateParams extends SamplingParams {
+/** One request's generation configuration, as the addon takes it. */
+export interface GenerateParams {
   maxTokens: number;
   stopAtEog: boolean;
-  spec: SpecMode;
-  budget: number; // largest draft length (0..63)
-  /** false: always draft `budget` tokens instead of letting the controller choose. */
-  adaptiveBudget?: boolean;
-  /** Draft token trees (branching where the drafter is unsure) instead of chains. */
-  tree?: boolean;
+  sampling: SamplingParams;
+  speculation: SpeculationParams;
+  /**
+   * Token ids of other text the lookup drafter may copy from (the extra-context chunks of
+   * other open files), searched after the prompt and the output; -1 separates chunks.
+   */
+  corpus?: number[];
 }
 
 export interface GenerateStats {
@@ -63,6 +69,8 @@ export interface GenerateStats {
   accepted: number;
   draftMs: number;
   verifyMs: number;
+  /** The most tokens one target pass verified in this generation (1 + its longest draft). */
+  maxPassTokens: number;
   aborted: boolean;
 }
 
@@ -102,7 +110,12 @@ export interface NativeSession {
 
 export interface NativeAddon {
   /** vocabOnly loads just the tokenizer (no weights): enough for tokenize/detokenize. */
-  loadModel(path: string, options: { threads: number; vocabOnly?: boolean }): Promise<NativeModel>;
+  loadModel(
+    path: string,
+    options: { threads: number; vocabOnly?: boolean; backend?: BackendKind },
+  ): Promise<NativeModel>;
+  /** The native defaults of GenerateParams (the same table as engine/protocol.ts's). */
+  defaultGenerateParams(): GenerateParams;
   createSession(model: NativeModel, options: SessionOptions): NativeSession;
   /** Writes a Q4_0 copy of a model (the self-draft, native/src/spec/self_draft.h). */
   writeLowerBitCopy(srcPath: string, dstPath: string): Promise<void>;

@@ -54,8 +54,15 @@ export class Scheduler {
   private readonly counters = { superseded: 0, cancelled: 0, preemptions: 0, finished: 0 };
   private idleWaiters: (() => void)[] = [];
 
-  /** Called whenever a job starts or ends (the server turns it into status notifications). */
-  constructor(private readonly onChange: () => void = () => {}) {}
+  /**
+   * `onChange`: whenever a job starts or ends (the server turns it into status
+   * notifications). `onGeneration`: the figures of every native generation that ran, also
+   * preempted, superseded and cancelled ones (the engine did that work).
+   */
+  constructor(
+    private readonly onChange: () => void = () => {},
+    private readonly onGeneration: (stats: GenerateStats) => void = () => {},
+  ) {}
 
   submit(job: Job): Ticket {
     let resolve!: (o: JobOutcome) => void;
@@ -155,7 +162,10 @@ export class Scheduler {
     next.handle = handle;
     this.onChange();
     handle.done.then(
-      (stats) => this.onSettled(next, stats),
+      (stats) => {
+        this.onGeneration(stats);
+        this.onSettled(next, stats);
+      },
       (err: unknown) => this.onFailed(next, asError(err)),
     );
   }
@@ -218,6 +228,7 @@ export function emptyStats(aborted: boolean): GenerateStats {
     accepted: 0,
     draftMs: 0,
     verifyMs: 0,
+    maxPassTokens: 0,
     aborted,
   };
 }

@@ -1,5 +1,6 @@
 // The engine's parts wired together once, for the language server and for
-// `leapfrog complete` alike: model host, scheduler, completion and chat services.
+// `leapfrog complete` alike: model host, scheduler, completion and chat services, the live
+// generation settings they read at each request, and the running speculation totals.
 import type { GenerateStats } from '../native/addon';
 import { loadAddon } from '../native/load-addon';
 import { ModelHost } from '../models/model-host';
@@ -7,6 +8,11 @@ import { Scheduler } from '../scheduler/scheduler';
 import { CompletionService } from '../completion/completion-service';
 import { completionOptionsFromEnv } from '../completion/completion-options';
 import { ChatService } from '../chat/chat-service';
+import {
+  defaultGenerationSettings,
+  type GenerationSettings,
+} from '../generation/generation-config';
+import { SpeculationTotals } from '../generation/speculation-totals';
 import type { ChatDeltaParams } from '../protocol';
 import { log } from './log';
 
@@ -15,6 +21,9 @@ export interface EngineCore {
   scheduler: Scheduler;
   completions: CompletionService;
   chat: ChatService;
+  /** Read by every request when it starts; replace it to change the next request. */
+  settings: GenerationSettings;
+  totals: SpeculationTotals;
   /** The last finished generation's figures (for status). */
   lastStats(): GenerateStats | undefined;
   /** Stops all work and frees the models. */
@@ -23,6 +32,7 @@ export interface EngineCore {
 
 export function createEngineCore(opts: {
   threads?: number;
+  settings?: GenerationSettings;
   onChange?: () => void;
   sendDelta?: (d: ChatDeltaParams) => void;
 }): EngineCore {
@@ -32,7 +42,8 @@ export function createEngineCore(opts: {
     last = s;
     changed();
   };
-  const scheduler = new Scheduler(changed);
+  const totals = new SpeculationTotals();
+  const scheduler = new Scheduler(changed, (s) => totals.add(s));
   const host = new ModelHost({
     addon: loadAddon,
     threads: opts.threads,
@@ -42,15 +53,36 @@ export function createEngineCore(opts: {
       await scheduler.idle();
     },
   });
-  const completions = new CompletionService(host, scheduler, completionOptionsFromEnv(), finished);
-  const chat = new ChatService(host, scheduler, opts.sendDelta ?? (() => {}), finished, (m) =>
-    log('warn', m),
+  let settings = opts.settings ?? defaultGenerationSettings();
+  const current = () => settings;
+  const completions = new CompletionService(
+    host,
+    scheduler,
+    completionOptionsFromEnv(),
+    finished,
+    current,
+  );
+  const chat = new ChatService(
+    host,
+    scheduler,
+    opts.sendDelta ?? (() => {}),
+    finished,
+    (m) => log('warn', m),
+    current,
   );
   return {
     host,
     scheduler,
     completions,
     chat,
+    totals,
+    get settings() {
+      return settings;
+    },
+    set settings(next: GenerationSettings) {
+      settings = next;
+      changed();
+    },
     lastStats: () => last,
     async shutdown() {
       chat.cancelAll();

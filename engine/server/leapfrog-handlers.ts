@@ -22,11 +22,13 @@ import { requireFields, toResponseError } from './errors';
 import { buildStatus, type ClientCounters } from './status';
 import { log } from './log';
 import { onCancel } from './on-cancel';
+import type { ServerSettings } from './settings';
 
 export function registerLeapfrogHandlers(
   conn: Connection,
   core: EngineCore,
   counters: ClientCounters,
+  settings: ServerSettings,
 ): void {
   conn.onRequest(StatusRequest, () => buildStatus(core, counters));
 
@@ -35,9 +37,12 @@ export function registerLeapfrogHandlers(
     const progress = conn.languages.attachWorkDoneProgress(params);
     progress.begin('Leapfrog: loading model', 0, basename(params.model), false);
     try {
-      const engine = await core.host.load(
-        { model: params.model, draft: params.draft ?? null },
-        (message, percent) => progress.report(percent, message),
+      // The files asked for, with the threads and backend of the current settings.
+      settings.chooseModel(params.model, params.draft ?? null);
+      const req = settings.loadRequest();
+      settings.noteLoad(req);
+      const engine = await core.host.load(req, (message, percent) =>
+        progress.report(percent, message),
       );
       log(
         'info',

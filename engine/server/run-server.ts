@@ -12,13 +12,13 @@ import {
   type WorkDoneProgressServerReporter,
 } from 'vscode-languageserver/node';
 import { TextDocument } from 'vscode-languageserver-textdocument';
+import { fileURLToPath } from 'node:url';
 import {
   ChatDeltaNotification,
   DidChangeStatusNotification,
   LEAPFROG_PROTOCOL_VERSION,
-  type LeapfrogInitializationOptions,
 } from '../protocol';
-import { resolveModelPaths } from '../models/model-paths';
+import type { LoadRequest } from '../models/model-host';
 import { splitLines } from '../completion/context-window';
 import { promptPath } from '../completion/completion-service';
 import { createEngineCore } from './engine-core';
@@ -26,6 +26,7 @@ import { fsPathOf, handleInlineCompletion } from './inline-completion-handler';
 import { registerLeapfrogHandlers } from './leapfrog-handlers';
 import { keepConsoleOffStdout, log } from './log';
 import { buildStatus, StatusNotifier, type ClientCounters } from './status';
+import { ServerSettings } from './settings';
 
 export async function runLanguageServer(opts: {
   model?: string;
@@ -59,11 +60,15 @@ export async function runLanguageServer(opts: {
     (s) => void conn.sendNotification(DidChangeStatusNotification, s),
   );
   const documents = new TextDocuments(TextDocument);
-  let init: LeapfrogInitializationOptions = {};
+  const settings = new ServerSettings(opts, (m) => log('warn', `settings: ${m}`));
   let clientShowsProgress = false;
 
   conn.onInitialize((params): InitializeResult => {
-    init = (params.initializationOptions ?? {}) as LeapfrogInitializationOptions;
+    core.settings = settings.initialize(
+      params.initializationOptions,
+      core.settings,
+      workspaceFolderOf(params),
+    );
     clientShowsProgress = params.capabilities.window?.workDoneProgress === true;
     return {
       capabilities: {
@@ -76,29 +81,38 @@ export async function runLanguageServer(opts: {
   });
 
   conn.onInitialized(() => {
-    void loadInitialModel();
+    void loadModel(settings.loadRequest(), 'loading model');
   });
 
-  async function loadInitialModel(): Promise<void> {
-    const paths = resolveModelPaths({
-      model: typeof init.model === 'string' && init.model ? init.model : opts.model,
-      draft: init.draft !== undefined ? init.draft : opts.draft,
-    });
+  // Mode and budget apply to the next request; model, draft, backend and threads reload the
+  // model here, in this process (the previous one keeps serving if the load fails).
+  conn.onDidChangeConfiguration((params) => {
+    const { settings: next, reload } = settings.change(params.settings, core.settings);
+    core.settings = next;
+    const { mode, budget } = next.speculation;
+    log('info', `settings: speculation ${mode}, budget ${budget}${reload ? '; reloading' : ''}`);
+    if (reload) void loadModel(settings.loadRequest(), 'reloading model');
+  });
+
+  async function loadModel(req: LoadRequest, title: string): Promise<void> {
+    settings.noteLoad(req);
     // Start loading before the progress token round trip, so status says 'loading' at once.
     let progress: WorkDoneProgressServerReporter | undefined;
-    const loading = core.host.load(paths, (message, percent) => progress?.report(percent, message));
+    const loading = core.host.load(req, (message, percent) => progress?.report(percent, message));
     if (clientShowsProgress) {
       progress = await conn.window.createWorkDoneProgress().catch(() => undefined);
-      progress?.begin('Leapfrog: loading model', 0, paths.model, false);
+      progress?.begin(`Leapfrog: ${title}`, 0, req.model, false);
     }
     try {
       const engine = await loading;
       log(
         'info',
-        `loaded ${engine.paths.model} (${engine.info.architecture}, FIM: ${engine.fim.family}) in ${engine.loadMs} ms`,
+        `loaded ${engine.paths.model} (${engine.info.architecture}, FIM: ${engine.fim.family}, ` +
+          `${engine.threads} threads, ${core.host.backend()}) in ${engine.loadMs} ms`,
       );
     } catch (err) {
-      // The server keeps running: the client sees the error in status and may load another model.
+      // The server keeps running: the client sees the error in status (`message`, or
+      // `loadError` when the previous model keeps serving) and may load another model.
       log('error', err instanceof Error ? err.message : String(err));
     } finally {
       progress?.done();
@@ -118,7 +132,7 @@ export async function runLanguageServer(opts: {
   conn.languages.inlineCompletion.on((params, token) =>
     handleInlineCompletion(core, documents, params, token),
   );
-  registerLeapfrogHandlers(conn, core, counters);
+  registerLeapfrogHandlers(conn, core, counters, settings);
 
   conn.onShutdown(async () => {
     log('info', 'shutting down');
@@ -133,4 +147,18 @@ export async function runLanguageServer(opts: {
   log('info', `leapfrog language server started (pid ${process.pid})`);
   await closed;
   await core.shutdown();
+}
+
+/** The first workspace folder's path, for `${workspaceFolder}` in path settings. */
+function workspaceFolderOf(params: {
+  workspaceFolders?: { uri: string }[] | null;
+  rootUri?: string | null;
+}): string | undefined {
+  const uri = params.workspaceFolders?.[0]?.uri ?? params.rootUri ?? undefined;
+  if (!uri?.startsWith('file:')) return undefined;
+  try {
+    return fileURLToPath(uri);
+  } catch {
+    return undefined;
+  }
 }

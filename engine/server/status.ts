@@ -1,5 +1,5 @@
 // Builds `leapfrog/status` from the engine's parts, and sends `leapfrog/didChangeStatus`
-// when what a client shows (state, model, last speed) changes — coalesced to one
+// when what a client shows (state, model, backend, last speed, speculation setting) changes — coalesced to one
 // notification per event-loop turn, so a typing storm does not flood the client.
 import type { EngineState, StatusResult } from '../protocol';
 import { modelName } from '../models/model-host';
@@ -32,7 +32,9 @@ export function buildStatus(core: EngineCore, client: ClientCounters): StatusRes
   return {
     state,
     message,
+    loadError: host.lastError,
     backend: host.backend(),
+    threads: loaded?.threads ?? 0,
     model: modelName(loaded?.info),
     draft: modelName(loaded?.draftInfo),
     modelPath: loaded?.paths.model ?? null,
@@ -43,6 +45,14 @@ export function buildStatus(core: EngineCore, client: ClientCounters): StatusRes
       last && last.targetPasses > 0
         ? Math.round((last.generated * 100) / last.targetPasses) / 100
         : 0,
+    speculation: {
+      mode: core.settings.speculation.mode,
+      budget: core.settings.speculation.budget,
+      drafted: core.totals.drafted,
+      accepted: core.totals.accepted,
+      targetPasses: core.totals.targetPasses,
+      maxPassTokens: core.totals.maxPassTokens,
+    },
     openSessions: host.openSessions,
     activeGenerations: snap.running ? 1 : 0,
     queuedCompletions: snap.queuedCompletions,
@@ -81,10 +91,14 @@ export class StatusNotifier {
       const key = JSON.stringify([
         s.state,
         s.message,
+        s.loadError,
         s.model,
         s.draft,
         s.lastTokensPerSecond,
         s.acceptedPerPass,
+        s.backend,
+        s.speculation.mode,
+        s.speculation.budget,
       ]);
       if (key === this.lastKey) return;
       this.lastKey = key;

@@ -3,7 +3,12 @@
 biases, tied embeddings -> no output.weight), with the full byte-level BPE tokenizer metadata.
 
     python3 models/train/export_gguf.py --ckpt WORK/target.pt --tokenizer WORK/tokenizer.json \
-        --out models/leapfrog-coder.gguf --type q8_0 --name "Leapfrog Coder"
+        --out models/leapfrog-coder.gguf --type q8_0 --name "Leapfrog Coder" [--fim-untrained]
+
+--fim-untrained writes `leapfrog.prompt.fim = false`: the vocabulary has FIM tokens but the model
+did not learn to use them (its FIM evaluation failed), so Leapfrog prompts it prefix-only. Absent,
+the key means true. For a file already written, `set_metadata.py FILE leapfrog.prompt.fim false`
+sets it without touching the tensors.
 """
 import argparse
 import json
@@ -13,6 +18,9 @@ import torch
 
 import gguf_io as G
 from common import CHAT_TEMPLATE, SPECIAL_TOKENS
+
+# Leapfrog's own metadata: does the model use its FIM tokens (engine/native/addon.ts fimTrained).
+FIM_PROMPT_KEY = "leapfrog.prompt.fim"
 
 NAME_MAP = {
     "embed_tokens.weight": "token_embd.weight",
@@ -71,7 +79,7 @@ def tokenizer_kv(w, tok_json_path):
     return n
 
 
-def export(ckpt_path, tok_path, out, wtype, name, description=""):
+def export(ckpt_path, tok_path, out, wtype, name, description="", fim_trained=True):
     ck = torch.load(ckpt_path, map_location="cpu")
     cfg = ck["config"]
     w = G.GGUFWriter()
@@ -91,6 +99,8 @@ def export(ckpt_path, tok_path, out, wtype, name, description=""):
     w.add("qwen2.rope.freq_base", G.F32, float(cfg["rope_theta"]))
     w.add("qwen2.attention.layer_norm_rms_epsilon", G.F32, float(cfg["rms_eps"]))
     n_vocab = tokenizer_kv(w, tok_path)
+    if not fim_trained:
+        w.add(FIM_PROMPT_KEY, G.BOOL, False)
     assert n_vocab == cfg["vocab_size"], (n_vocab, cfg["vocab_size"])
     sd = ck["state_dict"]
     order = ["embed_tokens.weight"] + [k for k in sd if k.startswith("layers.")] + ["norm.weight"] + \
@@ -112,8 +122,11 @@ def main():
     ap.add_argument("--type", choices=["q8_0", "f16"], default="q8_0")
     ap.add_argument("--name", default="Leapfrog Coder")
     ap.add_argument("--description", default="")
+    ap.add_argument("--fim-untrained", action="store_true",
+                    help=f"write {FIM_PROMPT_KEY} = false (the FIM evaluation failed)")
     args = ap.parse_args()
-    export(args.ckpt, args.tokenizer, args.out, args.type, args.name, args.description)
+    export(args.ckpt, args.tokenizer, args.out, args.type, args.name, args.description,
+           fim_trained=not args.fim_untrained)
     import os
     print(f"export_gguf: {args.out} {os.path.getsize(args.out) / 1e6:.2f} MB ({args.type})")
 

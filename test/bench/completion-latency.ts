@@ -11,10 +11,12 @@ import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { createEngineCore } from '../../engine/server/engine-core';
 import { resolveModelPaths } from '../../engine/models/model-paths';
+import { GENERATION_DEFAULTS } from '../../engine/protocol';
 import {
-  completionGenerateParams,
-  defaultCompletionOptions,
-} from '../../engine/completion/completion-options';
+  COMPLETION_OVERRIDES,
+  buildGenerateParams,
+  mergeOverrides,
+} from '../../engine/generation/generation-config';
 
 function arg(name: string, fallback?: string): string | undefined {
   const i = process.argv.indexOf(`--${name}`);
@@ -46,10 +48,11 @@ async function main(): Promise<void> {
   for (let p = every; p < text.length && stops.length < maxRequests; p += every) stops.push(p);
 
   const evict = async () => {
-    const params = {
-      ...completionGenerateParams(defaultCompletionOptions, 1),
-      spec: 'off' as const,
-    };
+    const params = buildGenerateParams(
+      GENERATION_DEFAULTS,
+      core.settings,
+      mergeOverrides(COMPLETION_OVERRIDES, { maxTokens: 1, speculation: { mode: 'off' } }),
+    );
     const bos = engine.info.bos >= 0 ? [engine.info.bos] : [];
     await engine.completionSession.generate(
       [...bos, ...engine.target.tokenize('unrelated', false, false)],

@@ -23,7 +23,15 @@ import { repoRoot, sharedData } from '../support/paths';
 import { makeBenchModel, type BenchQuant, type BenchShape } from './bench-models';
 import { benchCpuModel, cpuTables, type CpuModelResult } from './cpu';
 import { measureRoofline, type Roofline } from './roofline';
-import { benchSpecPair, specTable, type SpecPair, type SpecRow } from './spec';
+import {
+  benchCorpus,
+  benchSpecPair,
+  corpusTable,
+  specTable,
+  type CorpusRow,
+  type SpecPair,
+  type SpecRow,
+} from './spec';
 import { requantizedCopy } from '../support/requantize';
 import { GGMLType } from '../fixtures/gguf-writer';
 
@@ -90,7 +98,7 @@ async function main(): Promise<void> {
     machine: Record<string, unknown>;
     roofline?: Roofline;
     cpu: CpuModelResult[];
-    spec: { pair: SpecPair; rows: SpecRow[] }[];
+    spec: { pair: SpecPair; rows: SpecRow[]; corpus?: CorpusRow[] }[];
     skipped: string[];
   } = {
     date: started.toISOString(),
@@ -206,9 +214,16 @@ async function main(): Promise<void> {
       }
       if (!pair) continue;
       log(`speculative: ${pair.label}`);
-      const rows = await benchSpecPair(pair, specOpts, join(repoRoot, 'bench-results', 'prompts'));
+      const promptDir = join(repoRoot, 'bench-results', 'prompts');
+      const rows = await benchSpecPair(pair, specOpts, promptDir);
       results.spec.push({ pair, rows });
       report.push(specTable(pair, rows));
+      log(report.at(-1)!);
+      save();
+      log(`lookup over another open file: ${pair.label}`);
+      const corpus = benchCorpus(pair, specOpts, promptDir);
+      results.spec[results.spec.length - 1]!.corpus = corpus;
+      report.push(corpusTable(pair, corpus));
       log(report.at(-1)!);
       save();
     }

@@ -8,6 +8,12 @@
 // Prompts: FIM (<|fim_prefix|>prefix<|fim_suffix|>suffix<|fim_middle|>) for a model whose
 // vocabulary has those tokens (Qwen2.5-Coder, the bundled pair); plain prefix text
 // otherwise (stories260K, a 512-token SentencePiece vocabulary: mechanics only).
+//
+// Lookup over the open files (benchCorpus): the same measurement on prompts cut from a source
+// file, once alone and once with its unit test as the lookup corpus (`--corpus-file`, what
+// the completion passes as GenerateParams.corpus from the other open files' chunks).
+// Acceptance (tokens per target pass, drafted, accepted) is the figure; it does not depend on
+// the machine's speed, only on the drafter's policy and the budget controller.
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -61,12 +67,30 @@ const SOURCES = [
   'engine/cli/generate.ts',
 ];
 
+/**
+ * Source files and their unit tests: the test repeats the source's identifiers and calls,
+ * as another open file does while one writes the code it tests.
+ */
+const CORPUS_CASES: { source: string; corpus: string }[] = [
+  { source: 'engine/completion/extra-context.ts', corpus: 'test/unit/extra-context.test.ts' },
+  { source: 'engine/completion/fim-template.ts', corpus: 'test/unit/fim-template.test.ts' },
+  { source: 'engine/scheduler/scheduler.ts', corpus: 'test/unit/scheduler.test.ts' },
+  { source: 'engine/completion/postprocess.ts', corpus: 'test/unit/postprocess.test.ts' },
+  { source: 'engine/completion/context-window.ts', corpus: 'test/unit/context-window.test.ts' },
+  { source: 'engine/chat/chat-template.ts', corpus: 'test/unit/chat-template.test.ts' },
+];
+
 /** Cuts `count` completion prompts: the cursor at a line start two thirds into the file. */
-export function cutPrompts(pair: SpecPair, count: number, dir: string): string[] {
+export function cutPrompts(
+  pair: SpecPair,
+  count: number,
+  dir: string,
+  sources: readonly string[] = SOURCES,
+): string[] {
   mkdirSync(dir, { recursive: true });
   const files: string[] = [];
   for (let i = 0; i < count; i++) {
-    const src = SOURCES[i % SOURCES.length]!;
+    const src = sources[i % sources.length]!;
     const text = readFileSync(join(repoRoot, src), 'utf8');
     let cursor = Math.floor((text.length * (2 + (i % 3))) / 5);
     cursor = text.lastIndexOf('\n', cursor) + 1;
@@ -78,7 +102,7 @@ export function cutPrompts(pair: SpecPair, count: number, dir: string): string[]
     const prompt = pair.fim
       ? `<|fim_prefix|>${prefix}<|fim_suffix|>${suffix}<|fim_middle|>`
       : prefix;
-    const f = join(dir, `${pair.label.replace(/\W+/g, '_')}-${i}.txt`);
+    const f = join(dir, `${pair.label.replace(/\W+/g, '_')}-${src.replace(/\W+/g, '_')}-${i}.txt`);
     writeFileSync(f, prompt);
     files.push(f);
   }
@@ -88,6 +112,8 @@ export function cutPrompts(pair: SpecPair, count: number, dir: string): string[]
 interface CliStats {
   generated: number;
   target_passes: number;
+  drafted: number;
+  accepted: number;
   accepted_per_pass: number;
   tokens_per_second: number;
 }
@@ -98,6 +124,7 @@ function runCli(
   mode: string,
   budget: number | 'adaptive',
   o: SpecOptions,
+  corpus?: string,
 ): CliStats & { tokens: number[] } {
   const args = [
     cliPath,
@@ -120,6 +147,7 @@ function runCli(
     if (budget !== 'adaptive') args.push('--fixed-budget');
   }
   if (pair.ctx) args.push('--ctx', String(pair.ctx));
+  if (corpus) args.push('--corpus-file', corpus);
   const out = execFileSync(process.execPath, args, { encoding: 'utf8', maxBuffer: 64 << 20 });
   const j = JSON.parse(out.trim().split('\n').at(-1)!) as { stats: CliStats; tokens: number[] };
   return { ...j.stats, tokens: j.tokens };
@@ -308,6 +336,79 @@ export async function benchSpecPair(
     }
   }
   return rows;
+}
+
+export interface CorpusRow {
+  mode: string;
+  corpus: boolean;
+  generated: number;
+  passes: number;
+  drafted: number;
+  accepted: number;
+  /** Tokens produced per target pass, over all prompts. */
+  tokens_per_pass: number;
+  note?: string;
+}
+
+/**
+ * Acceptance with and without the lookup corpus, `--spec ngram` and (with a draft) `auto`,
+ * adaptive budget, on prompts cut from sources whose unit test is the corpus. Greedy output
+ * must not change with the corpus (speculation is exact).
+ */
+export function benchCorpus(pair: SpecPair, o: SpecOptions, workDir: string): CorpusRow[] {
+  const count = Math.max(o.prompts, CORPUS_CASES.length);
+  const cases = CORPUS_CASES.map((c) => c.source);
+  const prompts = cutPrompts(pair, count, workDir, cases);
+  const corpusOf = (i: number) => join(repoRoot, CORPUS_CASES[i % CORPUS_CASES.length]!.corpus);
+  const rows: CorpusRow[] = [];
+  for (const mode of pair.draft ? ['ngram', 'auto'] : ['ngram']) {
+    const without: number[][] = [];
+    for (const corpus of [false, true]) {
+      const row: CorpusRow = {
+        mode,
+        corpus,
+        generated: 0,
+        passes: 0,
+        drafted: 0,
+        accepted: 0,
+        tokens_per_pass: 0,
+      };
+      let mismatch = 0;
+      for (const [i, p] of prompts.entries()) {
+        const s = runCli(pair, p, mode, 'adaptive', o, corpus ? corpusOf(i) : undefined);
+        row.generated += s.generated;
+        row.passes += s.target_passes;
+        row.drafted += s.drafted;
+        row.accepted += s.accepted;
+        if (!corpus) without[i] = s.tokens;
+        else if (s.tokens.join(',') !== without[i]!.join(',')) mismatch++;
+      }
+      row.tokens_per_pass = row.passes ? row.generated / row.passes : 0;
+      if (mismatch) row.note = `greedy output differs without the corpus on ${mismatch} prompt(s)`;
+      rows.push(row);
+      o.log(
+        `  corpus ${corpus ? 'on ' : 'off'} ${mode}: ${row.tokens_per_pass.toFixed(2)} tokens/pass, ` +
+          `drafted ${row.drafted}, accepted ${row.accepted}${row.note ? ` (${row.note})` : ''}`,
+      );
+    }
+  }
+  return rows;
+}
+
+export function corpusTable(pair: SpecPair, rows: CorpusRow[]): string {
+  const lines = [
+    `**${pair.label}** — lookup over another open file (the source's unit test as corpus), adaptive budget`,
+    '',
+    '| --spec | corpus | tokens / target pass | drafted | accepted | acceptance | note |',
+    '|---|---|---:|---:|---:|---:|---|',
+  ];
+  for (const r of rows) {
+    const rate = r.drafted ? `${((100 * r.accepted) / r.drafted).toFixed(0)} %` : '—';
+    lines.push(
+      `| ${r.mode} | ${r.corpus ? 'test file' : 'none'} | ${r.tokens_per_pass.toFixed(2)} | ${r.drafted} | ${r.accepted} | ${rate} | ${r.note ?? ''} |`,
+    );
+  }
+  return lines.join('\n');
 }
 
 export function specTable(pair: SpecPair, rows: SpecRow[]): string {

@@ -5,9 +5,9 @@
 // vocabulary, close but different predictions — real partial acceptance).
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import type { GenerateParams, NativeModel, SpecMode } from '../../engine/native/addon';
+import type { NativeModel, SpecMode } from '../../engine/native/addon';
 import { GGMLType } from '../fixtures/gguf-writer';
-import { generate, greedyParams, load, session } from '../support/addon';
+import { generate, greedyParams, load, session, speculating } from '../support/addon';
 import { addonBuilt, sharedData, skipBecause } from '../support/paths';
 import { requantizedCopy } from '../support/requantize';
 
@@ -81,13 +81,12 @@ describe('speculative decoding', function () {
       let generated = 0;
       for (const prompt of promptIds) {
         const base = await generate(plain, prompt, greedyParams);
-        const params: GenerateParams = {
-          ...greedyParams,
-          spec: c.spec,
+        const params = speculating({
+          mode: c.spec,
           budget: c.budget,
-          adaptiveBudget: c.adaptive,
-          tree: c.tree,
-        };
+          adaptive: c.adaptive,
+          tree: c.tree === true,
+        });
         const out = await generate(spec, prompt, params);
         assert.deepEqual(out.tokens, base.tokens, `prompt ${JSON.stringify(prompt)}`);
         assert.equal(out.text, base.text);
@@ -104,7 +103,7 @@ describe('speculative decoding', function () {
         // Trees must really branch: the same drafts as chains would draft fewer nodes.
         let chainDrafted = 0;
         for (const prompt of promptIds) {
-          const params = { ...greedyParams, spec: c.spec, budget: c.budget, adaptiveBudget: false };
+          const params = speculating({ mode: c.spec, budget: c.budget, adaptive: false });
           chainDrafted += (await generate(spec, prompt, params)).stats.drafted;
         }
         assert.ok(drafted > chainDrafted, `tree drafted ${drafted}, chain ${chainDrafted}`);
@@ -118,13 +117,7 @@ describe('speculative decoding', function () {
     const spec = session(target, draftQ4);
     const fresh = session(target);
     let passes = 0;
-    const params: GenerateParams = {
-      ...greedyParams,
-      spec: 'draft',
-      budget: 12,
-      adaptiveBudget: false,
-      maxTokens: 96,
-    };
+    const params = speculating({ mode: 'draft', budget: 12, adaptive: false }, { maxTokens: 96 });
     for (let round = 0; passes < 2000; round++) {
       const prompt = promptIds[round % promptIds.length];
       const out = await generate(spec, prompt, params);
@@ -177,16 +170,13 @@ describe('speculative decoding', function () {
     const s = session(target, draftQ8);
     const counts = new Map<string, number>();
     for (let seed = 1; seed <= 1500; seed++) {
-      const params: GenerateParams = {
-        ...greedyParams,
-        temperature: 1,
-        seed: spec === 'off' ? seed : seed + 1000003,
-        maxTokens: 3,
-        spec,
-        budget: 4,
-        adaptiveBudget: false,
-        tree,
-      };
+      const params = speculating(
+        { mode: spec, budget: 4, adaptive: false, tree },
+        {
+          maxTokens: 3,
+          sampling: { temperature: 1, seed: spec === 'off' ? seed : seed + 1000003 },
+        },
+      );
       const out = await generate(s, prompt, params);
       const key = out.tokens.slice(1, 3).join(',');
       counts.set(key, (counts.get(key) ?? 0) + 1);

@@ -6,9 +6,9 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CancellationTokenSource, ResponseError } from 'vscode-jsonrpc/node';
-import type { InlineCompletionList } from 'vscode-languageserver-protocol';
 import {
   cli,
+  completeIn,
   fileUri,
   root,
   settledStatus,
@@ -57,16 +57,7 @@ describe('protocol: inline completion', function () {
   });
 
   it('initialize → didOpen → inlineCompletion returns what `leapfrog complete` prints', async () => {
-    const uri = fileUri(file);
-    await s.conn.sendNotification('textDocument/didOpen', {
-      textDocument: { uri, languageId: 'python', version: 1, text: SOURCE },
-    });
-    const list = (await s.conn.sendRequest('textDocument/inlineCompletion', {
-      textDocument: { uri },
-      position: CURSOR,
-      context: { triggerKind: 2 },
-    })) as InlineCompletionList;
-    const fromServer = list.items[0]?.insertText ?? '';
+    const fromServer = await completeIn(s, fileUri(file), SOURCE, CURSOR);
     const r = spawnSync(
       process.execPath,
       [

@@ -12,6 +12,7 @@ import {
   type Logger,
   type MessageConnection,
 } from 'vscode-jsonrpc/node';
+import type { InlineCompletionList } from 'vscode-languageserver-protocol';
 import { StatusRequest, type StatusResult } from '../../engine/protocol';
 
 export const root = resolve(__dirname, '..', '..');
@@ -51,7 +52,10 @@ export interface Sidecar {
   stop(): Promise<void>;
 }
 
-export async function startSidecar(args: string[] = ['--model', testModel()]): Promise<Sidecar> {
+export async function startSidecar(
+  args: string[] = ['--model', testModel()],
+  initializationOptions: unknown = {},
+): Promise<Sidecar> {
   const child = spawn(process.execPath, [cli, 'lsp', '--stdio', '--threads', THREADS, ...args], {
     cwd: root,
     env: testEnv,
@@ -75,13 +79,15 @@ export async function startSidecar(args: string[] = ['--model', testModel()]): P
   conn.onNotification((method, params) => {
     notifications.push({ method, params });
   });
+  // $/progress has its own dispatch in vscode-jsonrpc; with no handler for a token it lands here.
+  conn.onUnhandledProgress((params) => notifications.push({ method: '$/progress', params }));
   conn.onRequest('window/workDoneProgress/create', () => null);
   conn.listen();
   await conn.sendRequest('initialize', {
     processId: process.pid,
     rootUri: null,
     capabilities: { window: { workDoneProgress: true } },
-    initializationOptions: {},
+    initializationOptions,
   });
   await conn.sendNotification('initialized', {});
   return {
@@ -118,6 +124,25 @@ export async function settledStatus(s: Sidecar, timeoutMs = 60_000): Promise<Sta
     if (Date.now() > end) throw new Error(`model still loading after ${timeoutMs} ms`);
     await delay(50);
   }
+}
+
+/** Opens a document and asks for the ghost text at `position` (what the server inserts). */
+export async function completeIn(
+  s: Sidecar,
+  uri: string,
+  text: string,
+  position: { line: number; character: number },
+): Promise<string> {
+  await s.conn.sendNotification('textDocument/didOpen', {
+    textDocument: { uri, languageId: 'python', version: 1, text },
+  });
+  const list = (await s.conn.sendRequest('textDocument/inlineCompletion', {
+    textDocument: { uri },
+    position,
+    context: { triggerKind: 2 },
+  })) as InlineCompletionList;
+  const insert = list.items[0]?.insertText ?? '';
+  return typeof insert === 'string' ? insert : insert.value;
 }
 
 export function delay(ms: number): Promise<void> {

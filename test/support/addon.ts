@@ -7,20 +7,39 @@ import type {
   NativeSession,
 } from '../../engine/native/addon';
 import { loadAddon } from '../../engine/native/load-addon';
+import { GENERATION_DEFAULTS } from '../../engine/protocol';
+import {
+  buildGenerateParams,
+  type GenerationOverrides,
+} from '../../engine/generation/generation-config';
 
-export const greedyParams: GenerateParams = {
+/**
+ * Greedy plain decoding over the whole distribution (no truncation, so the sampling tests
+ * compare full distributions): the reference every speculative configuration must reproduce.
+ */
+export const greedyParams: GenerateParams = params({
   maxTokens: 48,
-  temperature: 0,
-  topK: 0,
-  topP: 1,
-  minP: 0,
-  repeatPenalty: 1,
-  repeatLastN: 64,
-  seed: 0,
-  stopAtEog: true,
-  spec: 'off',
-  budget: 0,
-};
+  sampling: { temperature: 0, topK: 0, topP: 1, minP: 0, repeatPenalty: 1 },
+  speculation: { mode: 'off' },
+});
+
+/** The table's defaults with a test's overrides, as every front end builds them. */
+export function params(overrides: GenerationOverrides): GenerateParams {
+  return buildGenerateParams(GENERATION_DEFAULTS, undefined, overrides);
+}
+
+/** greedyParams with other speculation settings. */
+export function speculating(
+  speculation: GenerationOverrides['speculation'],
+  more: GenerationOverrides = {},
+): GenerateParams {
+  return params({
+    maxTokens: greedyParams.maxTokens,
+    ...more,
+    sampling: { ...greedyParams.sampling, ...more.sampling },
+    speculation: { ...greedyParams.speculation, ...speculation },
+  });
+}
 
 export async function load(path: string): Promise<NativeModel> {
   return loadAddon().loadModel(path, { threads: 1 });

@@ -11,7 +11,12 @@ import { CompletionService, PositionError } from '../../engine/completion/comple
 import { defaultCompletionOptions } from '../../engine/completion/completion-options';
 import { ChatService } from '../../engine/chat/chat-service';
 import type { ChatDeltaParams } from '../../engine/protocol';
-import { FakeAddon, FakeSession } from './fake-engine';
+import { FakeAddon, FakeSession, fakeInfo } from './fake-engine';
+import {
+  defaultGenerationSettings,
+  type GenerationSettings,
+} from '../../engine/generation/generation-config';
+import { SpeculationTotals } from '../../engine/generation/speculation-totals';
 
 const dir = mkdtempSync(join(tmpdir(), 'leapfrog-unit-'));
 const good = join(dir, 'good.gguf');
@@ -21,19 +26,27 @@ writeFileSync(corrupt, Buffer.concat([Buffer.from('GGUF'), Buffer.alloc(60)]));
 const notGguf = join(dir, 'text.gguf');
 writeFileSync(notGguf, 'hello, this is not a model at all');
 
-async function setup() {
-  const addon = new FakeAddon();
-  const scheduler = new Scheduler();
+async function setup(info = fakeInfo()) {
+  const addon = new FakeAddon(info);
+  const totals = new SpeculationTotals();
+  const scheduler = new Scheduler(undefined, (s) => totals.add(s));
   const host = new ModelHost({ addon: () => addon, drain: () => scheduler.idle() });
   await host.load({ model: good, draft: null });
   const completion = addon.sessions[0];
   const chat = addon.sessions[1];
-  const service = new CompletionService(host, scheduler, {
-    ...defaultCompletionOptions,
-    timeBudgetMs: 0,
-  });
-  return { addon, scheduler, host, completion, chat, service };
+  const live: { settings: GenerationSettings } = { settings: defaultGenerationSettings() };
+  const service = new CompletionService(
+    host,
+    scheduler,
+    { ...defaultCompletionOptions, timeBudgetMs: 0 },
+    undefined,
+    () => live.settings,
+  );
+  return { addon, scheduler, host, completion, chat, service, live, totals };
 }
+
+const text = (ids: number[]) =>
+  ids.map((i) => (i >= 1000 ? String.fromCodePoint(i - 1000) : '')).join('');
 
 const req = (text: string, line: number, character: number) => ({
   uri: 'file:///a.py',
@@ -79,6 +92,38 @@ describe('completion path (fake engine)', () => {
     assert.equal(completion.calls[0].aborted, true);
   });
 
+  it('runs each request with the settings of that moment', async () => {
+    const { completion, service, live, totals } = await setup();
+    completion.reply = () => ['1', 1];
+    live.settings = { speculation: { ...live.settings.speculation, mode: 'ngram', budget: 4 } };
+    await service.complete(req('a = \n', 0, 4)).result;
+    live.settings = { speculation: { ...live.settings.speculation, mode: 'off' } };
+    await service.complete(req('b = \n', 0, 4)).result;
+    const [first, second] = completion.calls.map((c) => c.params);
+    assert.deepEqual([first.speculation.mode, first.speculation.budget], ['ngram', 4]);
+    assert.equal(second.speculation.mode, 'off');
+    assert.equal(first.sampling.temperature, 0, 'completions decode greedily');
+    assert.equal(totals.targetPasses, 4, 'every generation counts in the totals');
+  });
+
+  it('gives the lookup drafter the other open files, also when the prompt cannot show them', async () => {
+    // A model that has FIM tokens but did not learn them: prefix-only prompts, no extra chunks.
+    const { completion, service } = await setup(fakeInfo({ fimTrained: false }));
+    completion.reply = () => [1];
+    service.ring.noteActivity(
+      'file:///t.py',
+      't.py',
+      ['def test_area():', '    assert area(2) == 4'],
+      0,
+    );
+    await service.complete(req('def area(r):\n    \n', 1, 4)).result;
+    const { prompt, params } = completion.calls[0];
+    assert.ok(![2, 3, 4, 5, 6].some((id) => prompt.includes(id)), 'no FIM or repository tokens');
+    assert.equal(text(prompt), 'def area(r):\n');
+    assert.ok(params.corpus, 'a corpus was passed');
+    assert.equal(text(params.corpus), 'def test_area():\n    assert area(2) == 4');
+  });
+
   it('rejects out-of-range positions', async () => {
     const { service } = await setup();
     await assert.rejects(service.complete(req('a\nb', 5, 0)).result, PositionError);
@@ -88,6 +133,18 @@ describe('completion path (fake engine)', () => {
 });
 
 describe('model host (fake engine)', () => {
+  it('loads with the threads and backend asked for and names the backend the addon reports', async () => {
+    const addon = new FakeAddon();
+    const host = new ModelHost({ addon: () => addon, threads: 2 });
+    await host.load({ model: good, draft: null, threads: 3, backend: 'cpu' });
+    assert.deepEqual(addon.loads.at(-1), { path: good, threads: 3, backend: 'cpu' });
+    assert.equal(host.current?.threads, 3);
+    assert.equal(host.backend(), 'cpu:fake');
+    await host.load({ model: good, draft: null });
+    assert.deepEqual(addon.loads.at(-1), { path: good, threads: 2, backend: 'auto' });
+    host.dispose();
+  });
+
   it('reports missing, non-GGUF and corrupt models clearly and recovers with a good one', async () => {
     const addon = new FakeAddon();
     const host = new ModelHost({ addon: () => addon });
@@ -149,6 +206,21 @@ describe('chat path (fake engine)', () => {
     assert.equal(result.text, full);
     const prompt = String.fromCodePoint(...chat.calls[0].prompt.map((i) => i - 1000));
     assert.ok(prompt.includes('<|im_start|>user\nhi<|im_end|>'), prompt);
+  });
+
+  it('samples with the chat preset and speculates as the settings say', async () => {
+    const { chat, scheduler, host, live, totals } = await setup();
+    const settings = () => live.settings;
+    const chatService = new ChatService(host, scheduler, () => {}, undefined, undefined, settings);
+    chat.reply = () => ['ok', 7];
+    live.settings = { speculation: { ...live.settings.speculation, mode: 'off' } };
+    await chatService.turn({ conversationId: 'c3', message: 'hi' });
+    await chatService.turn({ conversationId: 'c3', message: 'again', temperature: 0.9 });
+    const [first, second] = chat.calls.map((c) => c.params);
+    assert.equal(first.speculation.mode, 'off');
+    assert.deepEqual([first.sampling.temperature, second.sampling.temperature], [0.2, 0.9]);
+    assert.equal(first.sampling.repeatPenalty, 1.1);
+    assert.ok(totals.targetPasses >= 6, 'chat turns count in the totals');
   });
 
   it('cancels a turn', async () => {

@@ -3,7 +3,9 @@
 // code point + 1000); special tokens have small ids. Each session replies with a scripted
 // text, one token per timer tick, and honours abort() between tokens like the engine does
 // between forward passes.
+import { defaultGenerateParams } from '../../engine/generation/generation-config';
 import type {
+  BackendKind,
   GenerateParams,
   GenerateStats,
   GenerationHandle,
@@ -40,6 +42,8 @@ export function fakeInfo(over: Partial<ModelInfo> = {}): ModelInfo {
     chatTemplate: '',
     tokenizerModel: 'gpt2',
     vocabOnly: false,
+    backend: 'cpu:fake',
+    fimTrained: true,
     ...over,
   };
 }
@@ -130,16 +134,31 @@ function stats(promptTokens: number, generated: number, aborted: boolean): Gener
     accepted: 0,
     draftMs: 0,
     verifyMs: 0,
+    maxPassTokens: generated > 0 ? 1 : 0,
     aborted,
   };
 }
 
+export interface LoadCall {
+  path: string;
+  threads: number;
+  backend?: BackendKind;
+}
+
 export class FakeAddon implements NativeAddon {
   sessions: FakeSession[] = [];
+  loads: LoadCall[] = [];
   constructor(private readonly info: ModelInfo = fakeInfo()) {}
-  loadModel(path: string): Promise<NativeModel> {
+  loadModel(
+    path: string,
+    options: { threads: number; backend?: BackendKind },
+  ): Promise<NativeModel> {
+    this.loads.push({ path, threads: options.threads, backend: options.backend });
     if (path.includes('corrupt')) return Promise.reject(new Error('bad tensor data'));
     return Promise.resolve(new FakeModel({ ...this.info, path }));
+  }
+  defaultGenerateParams(): GenerateParams {
+    return defaultGenerateParams();
   }
   createSession(): NativeSession {
     const s = new FakeSession();
