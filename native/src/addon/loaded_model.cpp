@@ -1,5 +1,7 @@
 #include "addon/loaded_model.h"
 
+#include <cstdio>
+#include <filesystem>
 #include <map>
 #include <mutex>
 #include <utility>
@@ -23,9 +25,27 @@ std::shared_ptr<Backend> shared_backend(const BackendOptions& opts) {
 
 }  // namespace
 
+// The backend a model goes on: `auto` takes the GPU only when the weights fit in its free
+// memory (with a tenth to spare for caches and scratch), else the CPU; an explicit GPU
+// backend that cannot hold them is a clear error rather than an allocation failure midway.
+std::shared_ptr<Backend> backend_for(const std::string& path, const BackendOptions& opts) {
+  auto backend = shared_backend(opts);
+  const size_t free = backend->free_memory();
+  if (free == SIZE_MAX) return backend;
+  std::error_code ec;
+  const auto bytes = std::filesystem::file_size(path, ec);
+  if (ec || bytes + bytes / 10 <= free) return backend;
+  if (opts.kind == "auto") return shared_backend(BackendOptions{"cpu", opts.threads});
+  char msg[160];
+  std::snprintf(msg, sizeof msg, "needs %.1f GiB of %s memory, %.1f GiB free",
+                (bytes + bytes / 10) / 1073741824.0, backend->name().c_str(),
+                free / 1073741824.0);
+  throw std::runtime_error(path + ": the model " + msg);
+}
+
 std::shared_ptr<LoadedModel> load_model(const std::string& path, const BackendOptions& opts) {
   auto loaded = std::make_shared<LoadedModel>();
-  loaded->model = Model::load(path, shared_backend(opts));
+  loaded->model = Model::load(path, backend_for(path, opts));
   loaded->tokenizer = Tokenizer::from_gguf(loaded->model->gguf());
   if (loaded->tokenizer->n_vocab() != loaded->model->hparams().n_vocab) {
     throw std::runtime_error(
