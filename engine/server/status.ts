@@ -23,7 +23,12 @@ export function buildStatus(core: EngineCore, client: ClientCounters): StatusRes
   } else if (st.kind === 'error') {
     state = 'error';
     message = st.message;
-  } else if (st.kind === 'empty' || !loaded) {
+  } else if (st.kind === 'empty') {
+    // Before the first load has begun (the server is starting; settings may still change
+    // which model it loads) or after shutdown: not an error to show.
+    state = 'loading';
+    message = 'starting';
+  } else if (!loaded) {
     state = 'error';
     message = 'no model is loaded';
   } else state = snap.running ? 'busy' : 'ready';
