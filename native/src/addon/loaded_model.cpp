@@ -38,8 +38,7 @@ std::shared_ptr<Backend> backend_for(const std::string& path, const BackendOptio
   if (opts.kind == "auto") return shared_backend(BackendOptions{"cpu", opts.threads});
   char msg[160];
   std::snprintf(msg, sizeof msg, "needs %.1f GiB of %s memory, %.1f GiB free",
-                (bytes + bytes / 10) / 1073741824.0, backend->name().c_str(),
-                free / 1073741824.0);
+                (bytes + bytes / 10) / 1073741824.0, backend->name().c_str(), free / 1073741824.0);
   throw std::runtime_error(path + ": the model " + msg);
 }
 

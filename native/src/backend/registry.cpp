@@ -1,6 +1,7 @@
 #include "backend/registry.h"
 
 #include "backend/cpu/cpu_backend.h"
+#include "backend/cuda_loader.h"
 
 namespace leapfrog {
 
@@ -14,7 +15,14 @@ std::vector<BackendEntry> available_backends(int cpu_threads,
                    }});
   }
   // GPU backends join here.
-  (void)unavailable;
+  if (cuda_built()) {
+    std::string why;
+    if (cuda_available(&why)) {
+      out.push_back({"cuda:" + why, [] { return create_cuda_backend(); }});
+    } else if (unavailable) {
+      unavailable->push_back("cuda: CUDA not available: " + why);
+    }
+  }
   return out;
 }
 

@@ -1,0 +1,236 @@
+// Lookups, norms, RoPE, elementwise ops and the KV cache's writes on the GPU. Every float
+// operation is written out (intrinsics with explicit rounding, no contraction: the library
+// builds with --fmad=false) in the order the CPU backend uses, so these ops match the CPU
+// bit for bit except where a library function (expf, sinf, cosf) differs in its last bit.
+#include <cuda_fp16.h>
+
+#include <cmath>
+#include <stdexcept>
+
+#include "backend/cuda/cuda_common.cuh"
+#include "backend/cuda/kernels.h"
+
+namespace leapfrog::cuda {
+
+namespace {
+
+__device__ __forceinline__ void k4_scale_min(const uint8_t* q, int j, int& sc, int& m) {
+  if (j < 4) {
+    sc = q[j] & 63;
+    m = q[j + 4] & 63;
+  } else {
+    sc = (q[j + 4] & 0xF) | ((q[j - 4] >> 6) << 4);
+    m = (q[j + 4] >> 4) | ((q[j] >> 6) << 4);
+  }
+}
+
+// Value of input k of a file row, as format/dequant.cpp computes it.
+__device__ float dequant_at(GgmlType t, const uint8_t* row, int64_t k) {
+  const int j = static_cast<int>(k % 32);
+  switch (t) {
+    case GgmlType::F32:
+      return reinterpret_cast<const float*>(row)[k];
+    case GgmlType::F16:
+      return f16f(load_le16(row + 2 * k));
+    case GgmlType::BF16:
+      return __uint_as_float(load_le16(row + 2 * k) << 16);
+    case GgmlType::Q8_0: {
+      const uint8_t* b = row + (k / 32) * 34;
+      return __fmul_rn(static_cast<float>(static_cast<int8_t>(b[2 + j])), f16f(load_le16(b)));
+    }
+    case GgmlType::Q4_0: {
+      const uint8_t* b = row + (k / 32) * 18;
+      return __fmul_rn(static_cast<float>(code_at(QKind::Q4_0, row, k) - 8), f16f(load_le16(b)));
+    }
+    case GgmlType::Q5_0: {
+      const uint8_t* b = row + (k / 32) * 22;
+      return __fmul_rn(static_cast<float>(code_at(QKind::Q5_0, row, k) - 16), f16f(load_le16(b)));
+    }
+    case GgmlType::Q4_K:
+    case GgmlType::Q5_K: {
+      const bool q5 = t == GgmlType::Q5_K;
+      const uint8_t* b = row + (k / 256) * (q5 ? 176 : 144);
+      const int s = static_cast<int>(k % 256) / 32;
+      int sc, m;
+      k4_scale_min(b + 4, s, sc, m);
+      const float d0 = __fmul_rn(f16f(load_le16(b)), static_cast<float>(sc));
+      const float min0 = __fmul_rn(f16f(load_le16(b + 2)), static_cast<float>(m));
+      const int q = code_at(q5 ? QKind::Q5_K : QKind::Q4_K, row, k);
+      return __fsub_rn(__fmul_rn(d0, static_cast<float>(q)), min0);
+    }
+    case GgmlType::Q6_K: {
+      const uint8_t* b = row + (k / 256) * 210;
+      const float d = f16f(load_le16(b + 208));
+      const int sc = static_cast<int8_t>(b[192 + (k % 256) / 16]);
+      const int q = code_at(QKind::Q6_K, row, k) - 32;
+      return __fmul_rn(__fmul_rn(d, static_cast<float>(sc)), static_cast<float>(q));
+    }
+    default:
+      return 0.0f;
+  }
+}
+
+__global__ void get_rows_kernel(GgmlType t, const uint8_t* __restrict__ table, int64_t rows,
+                                int64_t cols, size_t row_bytes, const int32_t* __restrict__ ids,
+                                float* __restrict__ out) {
+  const int i = blockIdx.x;
+  const int32_t id = ids[i];
+  float* o = out + size_t(i) * cols;
+  if (id < 0 || id >= rows) {  // checked by the caller; never read outside the table
+    for (int64_t k = threadIdx.x; k < cols; k += blockDim.x) o[k] = 0.0f;
+    return;
+  }
+  const uint8_t* row = table + size_t(id) * row_bytes;
+  for (int64_t k = threadIdx.x; k < cols; k += blockDim.x) o[k] = dequant_at(t, row, k);
+}
+
+// One block of 256 threads per row; the sum of squares in double, as on the CPU.
+__global__ void rms_norm_kernel(const float* x, const float* __restrict__ w, int dim, float eps,
+                                float* y) {
+  const float* xr = x + size_t(blockIdx.x) * dim;
+  float* yr = y + size_t(blockIdx.x) * dim;
+  double sum = 0;
+  for (int c = threadIdx.x; c < dim; c += blockDim.x) {
+    sum = __dadd_rn(sum, static_cast<double>(__fmul_rn(xr[c], xr[c])));
+  }
+  sum = warp_sum(sum);
+  __shared__ double part[8];
+  __shared__ float scale_s;
+  if ((threadIdx.x & 31) == 0) part[threadIdx.x >> 5] = sum;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    double s = 0;
+    for (int i = 0; i < static_cast<int>(blockDim.x >> 5); ++i) s = __dadd_rn(s, part[i]);
+    const float mean = static_cast<float>(s / dim);
+    scale_s = __fdiv_rn(1.0f, __fsqrt_rn(__fadd_rn(mean, eps)));
+  }
+  __syncthreads();
+  const float scale = scale_s;
+  for (int c = threadIdx.x; c < dim; c += blockDim.x) {
+    const float v = __fmul_rn(xr[c], scale);
+    yr[c] = w ? __fmul_rn(v, w[c]) : v;
+  }
+}
+
+// One thread per (row, head, rotated pair).
+__global__ void rope_kernel(float* x, int n, int n_heads, int head_dim, const int32_t* pos,
+                            RopeStyle style, int n_dims, float freq_scale, float theta_scale) {
+  const int pairs = n_dims / 2;
+  const size_t idx = blockIdx.x * size_t(blockDim.x) + threadIdx.x;
+  if (idx >= size_t(n) * n_heads * pairs) return;
+  const int p = static_cast<int>(idx % pairs);
+  const int h = static_cast<int>(idx / pairs % n_heads);
+  const int i = static_cast<int>(idx / pairs / n_heads);
+  // The angle by repeated multiplication in float, exactly as the CPU computes it.
+  float theta = static_cast<float>(pos[i]);
+  for (int q = 0; q < p; ++q) theta = __fmul_rn(theta, theta_scale);
+  const float t = __fmul_rn(freq_scale, theta);
+  const float c = cosf(t), s = sinf(t);
+  float* v = x + (size_t(i) * n_heads + h) * head_dim;
+  const int a = style == RopeStyle::Normal ? 2 * p : p;
+  const int b = style == RopeStyle::Normal ? 2 * p + 1 : p + n_dims / 2;
+  const float x0 = v[a], x1 = v[b];
+  v[a] = __fsub_rn(__fmul_rn(x0, c), __fmul_rn(x1, s));
+  v[b] = __fadd_rn(__fmul_rn(x0, s), __fmul_rn(x1, c));
+}
+
+__global__ void swiglu_kernel(float* gate, const float* __restrict__ up, size_t count) {
+  const size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x;
+  if (i >= count) return;
+  const float g = gate[i];
+  gate[i] = __fmul_rn(__fdiv_rn(g, __fadd_rn(1.0f, expf(-g))), up[i]);
+}
+
+__global__ void add_bias_kernel(float* x, const float* __restrict__ b, int dim, size_t count) {
+  const size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x;
+  if (i >= count) return;
+  x[i] = __fadd_rn(x[i], b[i % dim]);
+}
+
+__global__ void add_kernel(float* x, const float* y, size_t count) {
+  const size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x;
+  if (i >= count) return;
+  x[i] = __fadd_rn(x[i], y[i]);
+}
+
+__global__ void kv_store_kernel(uint16_t* __restrict__ kd, uint16_t* __restrict__ vd,
+                                const float* __restrict__ k, const float* __restrict__ v,
+                                size_t count) {
+  const size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x;
+  if (i >= count) return;
+  kd[i] = __half_as_ushort(__float2half_rn(k[i]));
+  vd[i] = __half_as_ushort(__float2half_rn(v[i]));
+}
+
+__global__ void kv_move_kernel(uint16_t* k, uint16_t* v, int kv_dim, size_t layer_stride, int from,
+                               int to, size_t count) {
+  const size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x;
+  if (i >= count) return;
+  const size_t l = i / kv_dim, e = i % kv_dim;
+  const size_t src = l * layer_stride + size_t(from) * kv_dim + e;
+  const size_t dst = l * layer_stride + size_t(to) * kv_dim + e;
+  k[dst] = k[src];
+  v[dst] = v[src];
+}
+
+}  // namespace
+
+void launch_get_rows(GgmlType t, const uint8_t* table, int64_t rows, int64_t cols, size_t row_bytes,
+                     const int32_t* ids, int n, float* out, cudaStream_t stream) {
+  if (n <= 0) return;
+  get_rows_kernel<<<n, 256, 0, stream>>>(t, table, rows, cols, row_bytes, ids, out);
+  LF_LAUNCHED("get_rows");
+}
+
+void launch_rms_norm(const float* x, const float* w, int n, int dim, float eps, float* y,
+                     cudaStream_t stream) {
+  if (n <= 0) return;
+  rms_norm_kernel<<<n, dim <= 128 ? 64 : 256, 0, stream>>>(x, w, dim, eps, y);
+  LF_LAUNCHED("rms_norm");
+}
+
+void launch_rope(float* x, int n, int n_heads, int head_dim, const int32_t* pos,
+                 const RopeParams& p, float theta_scale, cudaStream_t stream) {
+  const size_t threads = size_t(n) * n_heads * (p.n_dims / 2);
+  if (threads == 0) return;
+  rope_kernel<<<ceil_div(threads, 256), 256, 0, stream>>>(x, n, n_heads, head_dim, pos, p.style,
+                                                          p.n_dims, p.freq_scale, theta_scale);
+  LF_LAUNCHED("rope");
+}
+
+void launch_swiglu(float* gate, const float* up, size_t count, cudaStream_t stream) {
+  if (count == 0) return;
+  swiglu_kernel<<<ceil_div(count, 256), 256, 0, stream>>>(gate, up, count);
+  LF_LAUNCHED("swiglu");
+}
+
+void launch_add_bias(float* x, const float* b, int n, int dim, cudaStream_t stream) {
+  const size_t count = size_t(n) * dim;
+  if (count == 0) return;
+  add_bias_kernel<<<ceil_div(count, 256), 256, 0, stream>>>(x, b, dim, count);
+  LF_LAUNCHED("add_bias");
+}
+
+void launch_add(float* x, const float* y, size_t count, cudaStream_t stream) {
+  if (count == 0) return;
+  add_kernel<<<ceil_div(count, 256), 256, 0, stream>>>(x, y, count);
+  LF_LAUNCHED("add");
+}
+
+void launch_kv_store(uint16_t* k_dst, uint16_t* v_dst, const float* k, const float* v, size_t count,
+                     cudaStream_t stream) {
+  if (count == 0) return;
+  kv_store_kernel<<<ceil_div(count, 256), 256, 0, stream>>>(k_dst, v_dst, k, v, count);
+  LF_LAUNCHED("kv_store");
+}
+
+void launch_kv_move(uint16_t* k, uint16_t* v, int n_layers, size_t layer_stride, int kv_dim,
+                    int from, int to, cudaStream_t stream) {
+  const size_t count = size_t(n_layers) * kv_dim;
+  if (count == 0 || from == to) return;
+  kv_move_kernel<<<ceil_div(count, 256), 256, 0, stream>>>(k, v, kv_dim, layer_stride, from, to,
+                                                           count);
+  LF_LAUNCHED("kv_move");
+}
+
+}  // namespace leapfrog::cuda
