@@ -11,46 +11,22 @@
 #include <vector>
 
 #include "backend/registry.h"
+#include "backend_tensors.h"
 #include "random_weights.h"
 #include "test_harness.h"
 
 using namespace leapfrog;
 using lftest::kTypes;
+using lftest::randn;
 using lftest::random_weights;
+using lftest::Tensor;
 using lftest::tname;
+using lftest::to_backend;
+using lftest::to_host;
 
 namespace {
 
 constexpr int kBatches[] = {1, 2, 16, 32, 64};
-
-// Host data in one backend's memory.
-template <class T>
-struct Tensor {
-  std::unique_ptr<DeviceBuffer> mem;
-  size_t count = 0;
-  DevicePtr<T> ptr() const { return mem->as<T>(); }
-};
-
-template <class T>
-Tensor<T> to_backend(Backend& be, const std::vector<T>& host) {
-  Tensor<T> t{be.alloc(std::max<size_t>(host.size(), 1) * sizeof(T)), host.size()};
-  be.upload(t.ptr(), host.data(), host.size());
-  return t;
-}
-
-template <class T>
-std::vector<T> to_host(Backend& be, const Tensor<T>& t) {
-  std::vector<T> out(t.count);
-  be.download(out.data(), DevicePtr<const T>(t.ptr()), t.count);
-  return out;
-}
-
-std::vector<float> randn(size_t n, std::mt19937& rng, float scale = 1) {
-  std::normal_distribution<float> nd(0, scale);
-  std::vector<float> v(n);
-  for (auto& x : v) x = nd(rng);
-  return v;
-}
 
 // Largest |a - b| over the largest |b|: errors relative to the output's scale.
 double rel_err(const std::vector<float>& a, const std::vector<float>& b) {

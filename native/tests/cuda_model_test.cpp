@@ -17,12 +17,14 @@
 
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cuda_loader.h"
+#include "cuda_or_skip.h"
 #include "engine/session.h"
 #include "model/model.h"
 #include "spec/generate.h"
 #include "test_harness.h"
 
 using namespace leapfrog;
+using lftest::cuda_or_skip;
 
 namespace {
 
@@ -35,23 +37,6 @@ std::vector<std::string> model_paths() {
     if (!p.empty()) out.push_back(p);
   }
   return out;
-}
-
-std::shared_ptr<Backend> cuda_or_skip() {
-  static std::shared_ptr<Backend> be;
-  static std::string why;
-  static bool tried = false;
-  if (!tried) {
-    tried = true;
-    try {
-      be = create_cuda_backend();
-    } catch (const std::exception& e) {
-      why = e.what();
-      std::printf("# skipped: no CUDA device (%s)\n", why.c_str());
-    }
-  }
-  if (!be) SKIP("no CUDA device (" + why + ")");
-  return be;
 }
 
 std::vector<int32_t> prompt_for(int vocab, int n) {

@@ -16,59 +16,23 @@
 
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cuda_loader.h"
+#include "backend_tensors.h"
+#include "cuda_or_skip.h"
 #include "format/dequant.h"
 #include "format/fp16.h"
 #include "random_weights.h"
 #include "test_harness.h"
 
 using namespace leapfrog;
+using lftest::cuda_or_skip;
+using lftest::randn;
 using lftest::random_weights;
+using lftest::Tensor;
 using lftest::tname;
+using lftest::to_backend;
+using lftest::to_host;
 
 namespace {
-
-std::shared_ptr<Backend> cuda_or_skip() {
-  static std::shared_ptr<Backend> be;
-  static std::string why;
-  static bool tried = false;
-  if (!tried) {
-    tried = true;
-    try {
-      be = create_cuda_backend();
-    } catch (const std::exception& e) {
-      why = e.what();
-      std::printf("# skipped: no CUDA device (%s)\n", why.c_str());
-    }
-  }
-  if (!be) SKIP("no CUDA device (" + why + ")");
-  return be;
-}
-
-template <class T>
-struct Tensor {
-  std::unique_ptr<DeviceBuffer> mem;
-  size_t count = 0;
-  DevicePtr<T> ptr() const { return mem->as<T>(); }
-};
-template <class T>
-Tensor<T> to_dev(Backend& be, const std::vector<T>& host) {
-  Tensor<T> t{be.alloc(std::max<size_t>(host.size(), 1) * sizeof(T)), host.size()};
-  be.upload(t.ptr(), host.data(), host.size());
-  return t;
-}
-template <class T>
-std::vector<T> to_host(Backend& be, const Tensor<T>& t) {
-  std::vector<T> out(t.count);
-  be.download(out.data(), DevicePtr<const T>(t.ptr()), t.count);
-  return out;
-}
-
-std::vector<float> randn(size_t n, std::mt19937& rng, float scale = 1) {
-  std::normal_distribution<float> nd(0, scale);
-  std::vector<float> v(n);
-  for (auto& x : v) x = nd(rng);
-  return v;
-}
 
 // ||a - b|| / ||b||
 double rel_l2(const std::vector<float>& a, const std::vector<double>& b) {
@@ -155,9 +119,9 @@ TEST(cuda_matmul_model_shapes_against_reference_and_cpu) {
       ResidentWeight wc = cpu.load_weight(file, Backend::WeightUse::Products);
       const int max_n = 80;
       const auto x = randn(size_t(max_n) * sh.cols, rng);
-      auto xd = to_dev(*be, x);
+      auto xd = to_backend(*be, x);
       std::vector<float> one_rows;  // n = 1 products of each input row
-      Tensor<float> y1 = to_dev(*be, std::vector<float>(sh.rows));
+      Tensor<float> y1 = to_backend(*be, std::vector<float>(sh.rows));
       for (int i = 0; i < max_n; ++i) {
         be->matmul(w.view, xd.ptr() + size_t(i) * sh.cols, 1, y1.ptr());
         const auto r = to_host(*be, y1);
@@ -167,7 +131,7 @@ TEST(cuda_matmul_model_shapes_against_reference_and_cpu) {
       for (int n : {1, 2, 7, 16, 32, 33, 64, 80}) {
         const std::string what = tname(t) + " " + std::to_string(sh.rows) + "x" +
                                  std::to_string(sh.cols) + " n=" + std::to_string(n);
-        Tensor<float> y = to_dev(*be, std::vector<float>(size_t(n) * sh.rows, NAN));
+        Tensor<float> y = to_backend(*be, std::vector<float>(size_t(n) * sh.rows, NAN));
         be->matmul(w.view, xd.ptr(), n, y.ptr());
         const auto got = to_host(*be, y);
         const std::vector<double> ref_n(ref.begin(), ref.begin() + size_t(n) * sh.rows);
@@ -209,13 +173,13 @@ TEST(cuda_matmul_multi_and_get_rows_at_model_shapes) {
       ws.push_back(be->load_weight({t, bytes.back().data(), r, cols, ggml_row_bytes(t, cols)},
                                    Backend::WeightUse::Products));
     }
-    auto x = to_dev(*be, randn(size_t(n) * cols, rng));
+    auto x = to_backend(*be, randn(size_t(n) * cols, rng));
     std::vector<Tensor<float>> y, ys;
     const WeightView* wp[3];
     DevicePtr<float> yp[3];
     for (int j = 0; j < 3; ++j) {
-      y.push_back(to_dev(*be, std::vector<float>(size_t(n) * rows[j])));
-      ys.push_back(to_dev(*be, std::vector<float>(size_t(n) * rows[j])));
+      y.push_back(to_backend(*be, std::vector<float>(size_t(n) * rows[j])));
+      ys.push_back(to_backend(*be, std::vector<float>(size_t(n) * rows[j])));
       wp[j] = &ws[j].view;
       yp[j] = y[j].ptr();
       be->matmul(ws[j].view, x.ptr(), n, ys[j].ptr());
@@ -232,8 +196,8 @@ TEST(cuda_matmul_multi_and_get_rows_at_model_shapes) {
     ResidentWeight w = be->load_weight({t, bytes.data(), rows, c, rb}, Backend::WeightUse::Lookups);
     std::vector<int32_t> ids(64);
     for (auto& id : ids) id = int32_t(rng() % rows);
-    auto out = to_dev(*be, std::vector<float>(size_t(64) * c));
-    be->get_rows(w.view, to_dev(*be, ids).ptr(), 64, out.ptr());
+    auto out = to_backend(*be, std::vector<float>(size_t(64) * c));
+    be->get_rows(w.view, to_backend(*be, ids).ptr(), 64, out.ptr());
     const auto got = to_host(*be, out);
     std::vector<float> want(size_t(64) * c);
     for (int i = 0; i < 64; ++i)
@@ -253,7 +217,7 @@ TEST(cuda_attention_long_context_gqa) {
   auto kv = be->create_kv(lay);
   const int fill = past + 64;
   const auto k = randn(size_t(fill) * kv_dim, rng), v = randn(size_t(fill) * kv_dim, rng);
-  auto kt = to_dev(*be, k), vt = to_dev(*be, v);
+  auto kt = to_backend(*be, k), vt = to_backend(*be, v);
   kv->store(1, 0, fill, kt.ptr(), vt.ptr());
   std::vector<uint16_t> k16(k.size()), v16(v.size());
   for (size_t i = 0; i < k.size(); ++i)
@@ -274,13 +238,14 @@ TEST(cuda_attention_long_context_gqa) {
         }
       }
       const auto run = [&](int rows, int first) {
-        auto qt = to_dev(*be, std::vector<float>(q.begin() + size_t(first) * q_dim,
-                                                 q.begin() + size_t(first + rows) * q_dim));
+        auto qt = to_backend(*be, std::vector<float>(q.begin() + size_t(first) * q_dim,
+                                                     q.begin() + size_t(first + rows) * q_dim));
         auto pt =
-            to_dev(*be, std::vector<int32_t>(pos.begin() + first, pos.begin() + first + rows));
-        auto mt = to_dev(*be, std::vector<uint8_t>(mask.begin() + size_t(first) * kv_len,
-                                                   mask.begin() + size_t(first + rows) * kv_len));
-        auto out = to_dev(*be, std::vector<float>(size_t(rows) * q_dim, NAN));
+            to_backend(*be, std::vector<int32_t>(pos.begin() + first, pos.begin() + first + rows));
+        auto mt =
+            to_backend(*be, std::vector<uint8_t>(mask.begin() + size_t(first) * kv_len,
+                                                 mask.begin() + size_t(first + rows) * kv_len));
+        auto out = to_backend(*be, std::vector<float>(size_t(rows) * q_dim, NAN));
         AttentionArgs a;
         a.q = qt.ptr();
         a.n = rows;
@@ -360,8 +325,8 @@ TEST(cuda_bench_products_and_attention) {
       const size_t rb = ggml_row_bytes(t, sh.cols);
       ResidentWeight w =
           be->load_weight({t, bytes.data(), sh.rows, sh.cols, rb}, Backend::WeightUse::Products);
-      auto x = to_dev(*be, randn(size_t(64) * sh.cols, rng));
-      auto y = to_dev(*be, std::vector<float>(size_t(64) * sh.rows));
+      auto x = to_backend(*be, randn(size_t(64) * sh.cols, rng));
+      auto y = to_backend(*be, std::vector<float>(size_t(64) * sh.rows));
       double us[5];
       int k = 0;
       for (int n : {1, 8, 16, 32, 64}) {
@@ -382,15 +347,15 @@ TEST(cuda_bench_products_and_attention) {
   // Attention: 7B shape (28/4 heads, 128), one layer, n rows over kv_len positions.
   const KvLayout lay{1, 8192, 4, 128};
   auto kv = be->create_kv(lay);
-  auto kvv = to_dev(*be, randn(size_t(8192) * 512, rng));
+  auto kvv = to_backend(*be, randn(size_t(8192) * 512, rng));
   kv->store(0, 0, 8192, kvv.ptr(), kvv.ptr());
-  auto q = to_dev(*be, randn(size_t(64) * 28 * 128, rng));
-  auto out = to_dev(*be, std::vector<float>(size_t(64) * 28 * 128));
+  auto q = to_backend(*be, randn(size_t(64) * 28 * 128, rng));
+  auto out = to_backend(*be, std::vector<float>(size_t(64) * 28 * 128));
   for (int ctx : {1024, 4096, 8000}) {
     for (int n : {1, 32}) {
       std::vector<int32_t> pos(n);
       for (int i = 0; i < n; ++i) pos[i] = ctx - n + i;
-      auto pt = to_dev(*be, pos);
+      auto pt = to_backend(*be, pos);
       AttentionArgs a;
       a.q = q.ptr();
       a.n = n;
@@ -411,7 +376,7 @@ TEST(cuda_bench_products_and_attention) {
     }
   }
   // Logits download: 32 rows of a 151936 vocabulary.
-  auto big = to_dev(*be, std::vector<float>(size_t(32) * 151936));
+  auto big = to_backend(*be, std::vector<float>(size_t(32) * 151936));
   std::vector<float> host(size_t(32) * 151936);
   be->download(host.data(), DevicePtr<const float>(big.ptr()), host.size());
   const auto t0 = Clock::now();
@@ -433,20 +398,20 @@ TEST(cuda_profile_targets) {
   ResidentWeight w = be->load_weight(
       {GgmlType::Q4_K, bytes.data(), rows, cols, ggml_row_bytes(GgmlType::Q4_K, cols)},
       Backend::WeightUse::Products);
-  auto x = to_dev(*be, randn(size_t(32) * cols, rng));
-  auto y = to_dev(*be, std::vector<float>(size_t(32) * rows));
+  auto x = to_backend(*be, randn(size_t(32) * cols, rng));
+  auto y = to_backend(*be, std::vector<float>(size_t(32) * rows));
   be->matmul(w.view, x.ptr(), 1, y.ptr());
   be->matmul(w.view, x.ptr(), 32, y.ptr());
   const KvLayout lay{1, 8192, 4, 128};
   auto kv = be->create_kv(lay);
-  auto kvv = to_dev(*be, randn(size_t(4096) * 512, rng));
+  auto kvv = to_backend(*be, randn(size_t(4096) * 512, rng));
   kv->store(0, 0, 4096, kvv.ptr(), kvv.ptr());
-  auto q = to_dev(*be, randn(size_t(32) * 28 * 128, rng));
-  auto out = to_dev(*be, std::vector<float>(size_t(32) * 28 * 128));
+  auto q = to_backend(*be, randn(size_t(32) * 28 * 128, rng));
+  auto out = to_backend(*be, std::vector<float>(size_t(32) * 28 * 128));
   for (int n : {1, 32}) {
     std::vector<int32_t> pos(n);
     for (int i = 0; i < n; ++i) pos[i] = 4096 - n + i;
-    auto pt = to_dev(*be, pos);
+    auto pt = to_backend(*be, pos);
     AttentionArgs a;
     a.q = q.ptr();
     a.n = n;

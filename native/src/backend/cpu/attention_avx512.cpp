@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "backend/cpu/attention_x86_parts.h"
 #include "backend/cpu/avx512_parts.h"
 #include "backend/cpu/kernels.h"
 
@@ -23,41 +24,6 @@ namespace {
 constexpr int kBlock = 8;  // positions per block (one 256-bit vector of scores)
 constexpr int kMaxHeadDim = 256;
 constexpr int kPairs = 4;  // (row, head) pairs whose scores share each key load
-
-// Transposes 8 vectors of 8 floats (r[i] = row i) in place: r[i] becomes column i.
-inline void transpose8(__m256 r[8]) {
-  __m256 t[8], u[8];
-  for (int i = 0; i < 8; i += 2) {
-    t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
-    t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
-  }
-  for (int i = 0; i < 8; i += 4) {
-    u[i] = _mm256_shuffle_ps(t[i], t[i + 2], 0x44);
-    u[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], 0xEE);
-    u[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0x44);
-    u[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0xEE);
-  }
-  for (int i = 0; i < 4; ++i) {
-    r[i] = _mm256_permute2f128_ps(u[i], u[i + 4], 0x20);
-    r[i + 4] = _mm256_permute2f128_ps(u[i], u[i + 4], 0x31);
-  }
-}
-
-inline __m256 load_f16x8(const uint16_t* p) {
-  return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
-}
-
-// Keys of positions [j0, j0 + n) (n <= 8; the rest read as zeros) as kt[d * 8 + i].
-void keys_transposed(const AttentionTask& t, int j0, int n, float* kt) {
-  for (int c = 0; c < t.head_dim; c += 8) {
-    __m256 r[8];
-    for (int i = 0; i < 8; ++i) {
-      r[i] = i < n ? load_f16x8(t.k + (j0 + i) * t.kv_stride + c) : _mm256_setzero_ps();
-    }
-    transpose8(r);
-    for (int i = 0; i < 8; ++i) _mm256_store_ps(kt + (c + i) * 8, r[i]);
-  }
-}
 
 // e^x for 16 floats: 2^n * e^r with n = round(x / ln 2) and r = x - n ln 2 (in two parts,
 // Cody-Waite), e^r by a degree-6 polynomial (error below 2 ulp over the range softmax

@@ -14,17 +14,6 @@ using namespace packed;
 
 // ---- packing (once, at load) ------------------------------------------------------------
 
-// The raw codes (Q4: nibble; Q5: 5-bit code) of a file block's 32 elements, in order.
-inline void codes_q4_0(const BlockQ4_0& x, uint8_t* c) {
-  for (int j = 0; j < 16; ++j) c[j] = x.qs[j] & 0xF, c[j + 16] = x.qs[j] >> 4;
-}
-inline void codes_q5_0(const BlockQ5_0& x, uint8_t* c) {
-  uint32_t qh;
-  std::memcpy(&qh, x.qh, 4);
-  for (int j = 0; j < 16; ++j) c[j] = x.qs[j] & 0xF, c[j + 16] = x.qs[j] >> 4;
-  for (int j = 0; j < kQK; ++j) c[j] |= uint8_t((qh >> j) & 1) << 4;
-}
-
 void pack_q8_0x8(const uint8_t* w, size_t ws, int64_t cols, uint8_t* dst) {
   BlockQ8_0x8* out = reinterpret_cast<BlockQ8_0x8*>(dst);
   for (int64_t b = 0; b < cols / kQK; ++b) {
@@ -86,9 +75,9 @@ struct MaddStep {
 void install_packed(Kernels& t) {
   t.packed[kernel_slot(GgmlType::Q8_0)] = {kRows, pack_q8_0x8, nullptr};
   t.packed[kernel_slot(GgmlType::Q4_0)] = {
-      kRows, pack_nibble_type<BlockQ4_0, BlockQ4_0x8, codes_q4_0>, nullptr};
+      kRows, pack_nibble_type<BlockQ4_0, BlockQ4_0x8, file_codes_q4_0>, nullptr};
   t.packed[kernel_slot(GgmlType::Q5_0)] = {
-      kRows, pack_nibble_type<BlockQ5_0, BlockQ5_0x8, codes_q5_0>, nullptr};
+      kRows, pack_nibble_type<BlockQ5_0, BlockQ5_0x8, file_codes_q5_0>, nullptr};
   set_packed_products<MaddStep>(t);
 }
 

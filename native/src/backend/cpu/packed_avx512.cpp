@@ -47,18 +47,10 @@ static_assert(sizeof(BlockQ5_0x16) == kRows * sizeof(BlockQ5_0));
 
 // ---- packing (once, at load) ------------------------------------------------------------
 
-// The unsigned codes (w + offset) of a file block's 32 elements, in order.
+// Q8_0's unsigned codes (w + 128) of a file block's 32 elements, in order (the Q4_0 and Q5_0
+// codes, w + 8 and w + 16, are the file's own: quant_blocks.h).
 inline void codes_q8_0(const BlockQ8_0& x, uint8_t* c) {
   for (int j = 0; j < kQK; ++j) c[j] = static_cast<uint8_t>(x.qs[j] + 128);
-}
-inline void codes_q4_0(const BlockQ4_0& x, uint8_t* c) {
-  for (int j = 0; j < 16; ++j) c[j] = x.qs[j] & 0xF, c[j + 16] = x.qs[j] >> 4;
-}
-inline void codes_q5_0(const BlockQ5_0& x, uint8_t* c) {
-  uint32_t qh;
-  std::memcpy(&qh, x.qh, 4);
-  for (int j = 0; j < 16; ++j) c[j] = x.qs[j] & 0xF, c[j + 16] = x.qs[j] >> 4;
-  for (int j = 0; j < kQK; ++j) c[j] |= uint8_t((qh >> j) & 1) << 4;
 }
 
 template <class In, class Out, void (*Codes)(const In&, uint8_t*)>
@@ -192,9 +184,9 @@ void gemm16(const uint8_t* w, size_t ws, int64_t rows, const uint8_t* a, size_t 
 void install_packed_vnni(Kernels& t) {
   t.packed[kernel_slot(GgmlType::Q8_0)] = {kRows, pack16<BlockQ8_0, BlockQ8_0x16, codes_q8_0>,
                                            gemm16<BlockQ8_0x16>};
-  t.packed[kernel_slot(GgmlType::Q4_0)] = {kRows, pack16<BlockQ4_0, BlockQ4_0x16, codes_q4_0>,
+  t.packed[kernel_slot(GgmlType::Q4_0)] = {kRows, pack16<BlockQ4_0, BlockQ4_0x16, file_codes_q4_0>,
                                            gemm16<BlockQ4_0x16>};
-  t.packed[kernel_slot(GgmlType::Q5_0)] = {kRows, pack16<BlockQ5_0, BlockQ5_0x16, codes_q5_0>,
+  t.packed[kernel_slot(GgmlType::Q5_0)] = {kRows, pack16<BlockQ5_0, BlockQ5_0x16, file_codes_q5_0>,
                                            gemm16<BlockQ5_0x16>};
 }
 

@@ -2,6 +2,7 @@
 // file's blocks (format/blocks.h) that the instruction-set files share.
 #pragma once
 #include <cstdint>
+#include <cstring>
 
 #include "format/blocks.h"
 
@@ -30,6 +31,18 @@ static_assert(sizeof(ActQ8_K) == 320);
 // Pieces of the block rules that every instruction set's kernels share. Internal linkage:
 // files built for different instruction sets include this.
 namespace {
+
+// The raw codes (Q4: nibble; Q5: 5-bit code) of a file block's 32 elements, in order: what
+// the packers (packed_avx2.cpp, packed_avx512.cpp) rearrange.
+inline void file_codes_q4_0(const BlockQ4_0& x, uint8_t* c) {
+  for (int j = 0; j < 16; ++j) c[j] = x.qs[j] & 0xF, c[j + 16] = x.qs[j] >> 4;
+}
+inline void file_codes_q5_0(const BlockQ5_0& x, uint8_t* c) {
+  uint32_t qh;
+  std::memcpy(&qh, x.qh, 4);
+  for (int j = 0; j < 16; ++j) c[j] = x.qs[j] & 0xF, c[j + 16] = x.qs[j] >> 4;
+  for (int j = 0; j < kQK; ++j) c[j] |= uint8_t((qh >> j) & 1) << 4;
+}
 
 // Sets b.sum from b.qs (every Q8_0 quantizer ends with it).
 inline void q8_0_set_sum(ActQ8_0& b) {
