@@ -47,6 +47,8 @@ export class StatusBar implements vscode.Disposable {
         icon = '$(circle-slash)';
         text = 'Leapfrog: stopped';
     }
+    const gpu = st ? gpuLabel(st.backend) : undefined;
+    if ((view.phase === 'ready' || view.phase === 'busy') && gpu) text += ` · ${gpu}`;
     if ((view.phase === 'ready' || view.phase === 'busy') && st && st.lastTokensPerSecond > 0) {
       text += ` ${st.lastTokensPerSecond.toFixed(0)} tok/s`;
       if (st.acceptedPerPass > 1) text += ` · ${st.acceptedPerPass.toFixed(1)}/pass`;
@@ -110,4 +112,10 @@ function speculation(st: StatusResult): string {
 
 function esc(s: string): string {
   return s.replace(/[|\\`*_[\]<>]/g, (c) => `\\${c}`);
+}
+
+/** `cuda · NVIDIA H200` for a GPU backend (`cuda:NVIDIA H200`); none for the CPU, the default. */
+export function gpuLabel(backend: string | undefined): string | undefined {
+  const m = /^(cuda|metal):(.+)$/.exec(backend ?? '');
+  return m ? `${m[1]} · ${m[2]}` : undefined;
 }
