@@ -152,7 +152,7 @@ void CpuBackend::matmul_host(const WeightView* const* ws, float* const* ys, int 
     const int slot = cpu::kernel_slot(w.type);
     if (w.packed) {
       const cpu::Kernels::Packed& p = k_->packed[slot];
-      const size_t group_bytes = w.row_bytes * p.group;
+      const size_t group_bytes = p.group_bytes ? p.group_bytes(w.cols) : w.row_bytes * p.group;
       p.gemm(w.packed + task.r0 / p.group * group_bytes, group_bytes, task.r1 - task.r0, act, arb,
              n, ys[task.j] + task.r0, w.rows, cols);
     } else {
@@ -168,9 +168,9 @@ std::unique_ptr<DeviceBuffer> CpuBackend::pack_weight(const WeightView& w) {
   const cpu::Kernels::Packed& p = k_->packed[slot];
   // Chunks of matmul_multi are multiples of kMaxPackGroup rows: a group must divide it.
   if (p.group == 0 || kMaxPackGroup % p.group != 0 || w.rows % p.group != 0) return nullptr;
-  auto out = alloc(w.row_bytes * w.rows);
+  const size_t group_bytes = p.group_bytes ? p.group_bytes(w.cols) : w.row_bytes * p.group;
+  auto out = alloc(group_bytes * (w.rows / p.group));
   uint8_t* dst = out->as<uint8_t>().get();
-  const size_t group_bytes = w.row_bytes * p.group;
   pool_.run_sized(static_cast<int>(w.rows / p.group), double(w.rows) * w.row_bytes,
                   [&](int g, int) {
                     p.pack(w.row(int64_t(g) * p.group), w.row_bytes, w.cols, dst + g * group_bytes);

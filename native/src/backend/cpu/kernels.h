@@ -80,6 +80,9 @@ struct Kernels {
     int group = 0;
     void (*pack)(const uint8_t* w, size_t w_stride, int64_t cols, uint8_t* dst) = nullptr;
     GemmFn gemm = nullptr;
+    // Bytes of one packed group of `cols` inputs, when the layout is not group * row_bytes
+    // (a layout may keep unpacked scales beside the quants).
+    size_t (*group_bytes)(int64_t cols) = nullptr;
   } packed[9];
 };
 

@@ -179,9 +179,121 @@ void gemm16(const uint8_t* w, size_t ws, int64_t rows, const uint8_t* a, size_t 
   }
 }
 
+// ---- Q4_K, 16 rows per super-block group ---------------------------------------------------
+//
+// Per super-block of 16 rows: their f16 scales, the eight 6-bit sub-block scales and mins
+// unpacked to bytes (sc[j][r], m[j][r]), and the quants as the file keeps them — chunk c holds
+// sub-block 2c in its low nibbles and 2c + 1 in its high ones — with slice s (inputs 4s..4s+3 of
+// both sub-blocks) of the 16 rows in one 64-byte vector. Per (row, activation) the integer
+// sums are exact (sum_j sc_j * q.a over sub-block j, and sum_j m_j * a-sums), and the float
+// work per super-block is fixed: t = sum * d - msum * dmin; acc = fma(t, d_a, acc). So batched
+// rows equal one-row products bit for bit (this level's own results; other levels sum the
+// same integers in another float order).
+struct BlockQ4_Kx16 {
+  uint16_t d[kRows], dmin[kRows];
+  uint8_t sc[8][kRows], m[8][kRows];
+  uint8_t qs[4][kSlices][64];
+};
+static_assert(sizeof(BlockQ4_Kx16) == 2368);
+
+size_t q4k16_group_bytes(int64_t cols) { return size_t(cols / kQK_K) * sizeof(BlockQ4_Kx16); }
+
+void pack_q4_k16(const uint8_t* w, size_t ws, int64_t cols, uint8_t* dst) {
+  BlockQ4_Kx16* out = reinterpret_cast<BlockQ4_Kx16*>(dst);
+  for (int64_t b = 0; b < cols / kQK_K; ++b) {
+    BlockQ4_Kx16& o = out[b];
+    for (int r = 0; r < kRows; ++r) {
+      const BlockQ4_K& x = reinterpret_cast<const BlockQ4_K*>(w + r * ws)[b];
+      o.d[r] = x.d;
+      o.dmin[r] = x.dmin;
+      for (int j = 0; j < 8; ++j) scale_min_k4(j, x.scales, o.sc[j][r], o.m[j][r]);
+      for (int c = 0; c < 4; ++c) {
+        for (int sl = 0; sl < kSlices; ++sl)
+          std::memcpy(&o.qs[c][sl][4 * r], x.qs + 32 * c + 4 * sl, 4);
+      }
+    }
+  }
+}
+
+inline __m512i bytes_to_lanes(const uint8_t* p) {
+  return _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+}
+
+template <int C>
+void tile_q4_k(const BlockQ4_Kx16* x, const uint8_t* a, size_t as, float* y, size_t ldy,
+               int64_t nb) {
+  const auto act = [&](int c) { return reinterpret_cast<const ActQ8_K*>(a + c * as); };
+  const __m512i m4 = _mm512_set1_epi8(0xF);
+  __m512 facc[C];
+#pragma GCC unroll 4
+  for (int c = 0; c < C; ++c) facc[c] = _mm512_setzero_ps();
+  for (int64_t b = 0; b < nb; ++b) {
+    const BlockQ4_Kx16& xb = x[b];
+    __m512i tot[C], msum[C];
+#pragma GCC unroll 4
+    for (int c = 0; c < C; ++c) tot[c] = msum[c] = _mm512_setzero_si512();
+    for (int cc = 0; cc < 4; ++cc) {
+      __m512i lo[C], hi[C];
+#pragma GCC unroll 4
+      for (int c = 0; c < C; ++c) lo[c] = hi[c] = _mm512_setzero_si512();
+#pragma GCC unroll 8
+      for (int sl = 0; sl < kSlices; ++sl) {
+        const __m512i v = _mm512_loadu_si512(xb.qs[cc][sl]);
+        const __m512i wl = _mm512_and_si512(v, m4);
+        const __m512i wh = _mm512_and_si512(_mm512_srli_epi16(v, 4), m4);
+#pragma GCC unroll 4
+        for (int c = 0; c < C; ++c) {
+          const int8_t* q = act(c)[b].qs + 64 * cc + 4 * sl;
+          lo[c] = dpbusd_bcast(lo[c], wl, q);
+          hi[c] = dpbusd_bcast(hi[c], wh, q + 32);
+        }
+      }
+      const __m512i sc_lo = bytes_to_lanes(xb.sc[2 * cc]),
+                    sc_hi = bytes_to_lanes(xb.sc[2 * cc + 1]);
+      const __m512i m_lo = bytes_to_lanes(xb.m[2 * cc]), m_hi = bytes_to_lanes(xb.m[2 * cc + 1]);
+#pragma GCC unroll 4
+      for (int c = 0; c < C; ++c) {
+        const int16_t* bs = act(c)[b].bsums + 4 * cc;
+        tot[c] = _mm512_add_epi32(tot[c], _mm512_add_epi32(_mm512_mullo_epi32(lo[c], sc_lo),
+                                                           _mm512_mullo_epi32(hi[c], sc_hi)));
+        msum[c] = _mm512_add_epi32(
+            msum[c], _mm512_add_epi32(_mm512_mullo_epi32(m_lo, _mm512_set1_epi32(bs[0] + bs[1])),
+                                      _mm512_mullo_epi32(m_hi, _mm512_set1_epi32(bs[2] + bs[3]))));
+      }
+    }
+    const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(xb.d)));
+    const __m512 dmin =
+        _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(xb.dmin)));
+#pragma GCC unroll 4
+    for (int c = 0; c < C; ++c) {
+      const __m512 t = _mm512_fnmadd_ps(_mm512_cvtepi32_ps(msum[c]), dmin,
+                                        _mm512_mul_ps(_mm512_cvtepi32_ps(tot[c]), dw));
+      facc[c] = _mm512_fmadd_ps(t, _mm512_set1_ps(act(c)[b].d), facc[c]);
+    }
+  }
+#pragma GCC unroll 4
+  for (int c = 0; c < C; ++c) _mm512_storeu_ps(y + c * ldy, facc[c]);
+}
+
+void gemm_q4_k16(const uint8_t* w, size_t ws, int64_t rows, const uint8_t* a, size_t as, int n,
+                 float* y, size_t ldy, int64_t cols) {
+  const int64_t nb = cols / kQK_K;
+  for (int64_t r = 0; r < rows; r += kRows) {
+    const BlockQ4_Kx16* x = reinterpret_cast<const BlockQ4_Kx16*>(w + (r / kRows) * ws);
+    int i = 0;
+    for (; i + 4 <= n; i += 4) tile_q4_k<4>(x, a + i * as, as, y + i * ldy + r, ldy, nb);
+    if (n - i >= 2) {
+      tile_q4_k<2>(x, a + i * as, as, y + i * ldy + r, ldy, nb);
+      i += 2;
+    }
+    if (i < n) tile_q4_k<1>(x, a + i * as, as, y + i * ldy + r, ldy, nb);
+  }
+}
+
 }  // namespace
 
 void install_packed_vnni(Kernels& t) {
+  t.packed[kernel_slot(GgmlType::Q4_K)] = {kRows, pack_q4_k16, gemm_q4_k16, q4k16_group_bytes};
   t.packed[kernel_slot(GgmlType::Q8_0)] = {kRows, pack16<BlockQ8_0, BlockQ8_0x16, codes_q8_0>,
                                            gemm16<BlockQ8_0x16>};
   t.packed[kernel_slot(GgmlType::Q4_0)] = {kRows, pack16<BlockQ4_0, BlockQ4_0x16, file_codes_q4_0>,
