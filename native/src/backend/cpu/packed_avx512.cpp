@@ -186,8 +186,8 @@ void gemm16(const uint8_t* w, size_t ws, int64_t rows, const uint8_t* a, size_t 
 // sub-block 2c in its low nibbles and 2c + 1 in its high ones — with slice s (inputs 4s..4s+3 of
 // both sub-blocks) of the 16 rows in one 64-byte vector. Per (row, activation) the integer
 // sums are exact (sum_j sc_j * q.a over sub-block j, and sum_j m_j * a-sums), and the float
-// work per super-block is fixed: t = sum * d - msum * dmin; acc = fma(t, d_a, acc). So batched
-// rows equal one-row products bit for bit (this level's own results; other levels sum the
+// work per super-block is fixed, in llama.cpp's order: acc += (d_a d) sum - (d_a dmin) msum. So
+// batched rows equal one-row products bit for bit (this level's own results; other levels sum the
 // same integers in another float order).
 struct BlockQ4_Kx16 {
   uint16_t d[kRows], dmin[kRows];
@@ -266,9 +266,12 @@ void tile_q4_k(const BlockQ4_Kx16* x, const uint8_t* a, size_t as, float* y, siz
         _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(xb.dmin)));
 #pragma GCC unroll 4
     for (int c = 0; c < C; ++c) {
-      const __m512 t = _mm512_fnmadd_ps(_mm512_cvtepi32_ps(msum[c]), dmin,
-                                        _mm512_mul_ps(_mm512_cvtepi32_ps(tot[c]), dw));
-      facc[c] = _mm512_fmadd_ps(t, _mm512_set1_ps(act(c)[b].d), facc[c]);
+      // As llama.cpp orders it: d = d_a * d_w, m = d_a * dmin_w, acc += d * sum - m * msum.
+      const __m512 da = _mm512_set1_ps(act(c)[b].d);
+      const __m512 t =
+          _mm512_fnmadd_ps(_mm512_mul_ps(da, dmin), _mm512_cvtepi32_ps(msum[c]),
+                           _mm512_mul_ps(_mm512_mul_ps(da, dw), _mm512_cvtepi32_ps(tot[c])));
+      facc[c] = _mm512_add_ps(facc[c], t);
     }
   }
 #pragma GCC unroll 4
