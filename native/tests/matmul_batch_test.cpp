@@ -189,6 +189,16 @@ TEST(packed_products_identical_across_instruction_sets) {
   std::mt19937 rng(23);
   std::normal_distribution<float> nd(0, 1);
   const int rows = 64, cols = 512;
+  int packing_levels = 0;
+  for (Isa isa : runnable_isas()) {
+    CpuBackend be({.threads = 1, .isa = isa});
+    std::vector<uint8_t> one(ggml_row_bytes(GgmlType::Q8_0, cols) * rows);
+    if (be.pack_weight(
+            {GgmlType::Q8_0, one.data(), rows, cols, ggml_row_bytes(GgmlType::Q8_0, cols)}))
+      ++packing_levels;
+  }
+  // With one packing level there is nothing to compare: say so rather than pass.
+  if (packing_levels < 2) SKIP("fewer than two instruction sets with packed products here");
   for (GgmlType t : {GgmlType::Q8_0, GgmlType::Q4_0, GgmlType::Q5_0}) {
     auto wb = random_weights(t, rows, cols, rng);
     const WeightView plain{t, wb.data(), rows, cols, ggml_row_bytes(t, cols)};

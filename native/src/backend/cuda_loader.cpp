@@ -88,12 +88,13 @@ const Library& library() {
       lib.loaded = true;
       return;
     }
-    lib.error =
-        !first_error.empty()
-            ? first_error
-            : std::string(kLibName) + " not found in " + (looked.empty() ? "." : looked) +
-                  " or the library path" +
-                  (cuda_built() ? "" : " (this build has no CUDA backend: nvcc was not found)");
+    lib.error = !first_error.empty()
+                    ? first_error
+                    : std::string(kLibName) + " not found in " + (looked.empty() ? "." : looked) +
+                          " or the library path" +
+                          (cuda_built() ? ""
+                                        : " (this build has no CUDA backend: nvcc was not found or "
+                                          "LEAPFROG_CUDA=OFF)");
   });
   return lib;
 }
