@@ -1,4 +1,5 @@
-// Runs every test suite and ends on one summary line: "N passed, N failed, N skipped".
+// Runs every test suite and ends on one summary line, "N passed, N failed, N skipped", then
+// the names of what failed.
 // Suites: the C++ tests (native/build/*_test), the same tests cross-compiled for arm64 under
 // qemu (arm64), the mocha suites (unit, native, protocol, e2e), and the training recipe's
 // dry run. Exit code 1 when anything failed.
@@ -8,13 +9,22 @@ import { join } from 'node:path';
 
 const root = new URL('..', import.meta.url).pathname;
 const totals = { passed: 0, failed: 0, skipped: 0 };
+// What failed, suite by suite, repeated after the summary line: CI shows only the tail of a
+// long run, and a failure named there needs no second run to find.
+const failures = [];
 const only = process.argv.slice(2); // optional suite names to run
 
 function wanted(name) {
   return only.length === 0 || only.includes(name);
 }
 
-function report(name, counts, ok) {
+function report(name, counts, ok, failedLines = []) {
+  if (counts.failed > 0 || !ok) {
+    failures.push(
+      `[${name}]`,
+      ...(failedLines.length ? failedLines : ['  (see its output above)']),
+    );
+  }
   totals.passed += counts.passed;
   totals.failed += counts.failed + (ok || counts.failed > 0 ? 0 : 1);
   totals.skipped += counts.skipped;
@@ -53,7 +63,13 @@ function nativeSuites() {
     const counts = m
       ? { passed: +m[1], failed: +m[2], skipped: +m[3] }
       : { passed: 0, failed: 0, skipped: 0 };
-    report(`native:${f}`, counts, ok && !!m);
+    const notOk = out.split('\n').filter((l) => l.startsWith('not ok'));
+    report(
+      `native:${f}`,
+      counts,
+      ok && !!m,
+      notOk.map((l) => `  ${l}`),
+    );
   }
 }
 
@@ -75,7 +91,8 @@ function arm64Suite() {
   const { out, ok } = run('bash', [join(root, 'scripts/test-arm64.sh')]);
   const levels = [...out.matchAll(/^## arm64 (\S+): passed (\d+) failed (\d+) skipped (\d+)$/gm)];
   for (const m of levels) {
-    report(`arm64:${m[1]}`, { passed: +m[2], failed: +m[3], skipped: +m[4] }, true);
+    const notOk = out.split('\n').filter((l) => l.startsWith('not ok'));
+    report(`arm64:${m[1]}`, { passed: +m[2], failed: +m[3], skipped: +m[4] }, true, notOk);
   }
   if (!ok && !levels.some((m) => +m[3] > 0)) {
     report('arm64', { passed: 0, failed: 0, skipped: 0 }, false); // build or script failure
@@ -101,7 +118,18 @@ function mochaSuite(name, glob, extra = []) {
     failed: num(/(\d+) failing/),
     skipped: num(/(\d+) pending/),
   };
-  report(name, counts, ok);
+  report(name, counts, ok, mochaFailures(out));
+}
+
+// Mocha's own account of its failures: from "N failing" on, titles and first error lines.
+function mochaFailures(out) {
+  const at = out.search(/\d+ failing/);
+  if (at < 0) return [];
+  return out
+    .slice(at)
+    .split('\n')
+    .filter((l) => l.trim() !== '' && !/^\s+at /.test(l))
+    .slice(0, 60);
 }
 
 function pythonSuite() {
@@ -135,4 +163,5 @@ if (wanted('e2e')) {
 if (wanted('training')) pythonSuite();
 
 console.log(`${totals.passed} passed, ${totals.failed} failed, ${totals.skipped} skipped`);
+if (failures.length > 0) console.log(['What failed:', ...failures].join('\n'));
 process.exit(totals.failed === 0 ? 0 : 1);
