@@ -423,9 +423,10 @@ std::string varied_source(int copies) {
 
 }  // namespace
 
-TEST(speed_2000_token_source_file) {
-  // scripts/test-arm64.sh runs the tests under qemu, where wall time means nothing.
-  if (std::getenv("LEAPFROG_EMULATED")) SKIP("timing is meaningless under an emulator");
+// A 2,000-token source file: every vocabulary tokenizes it and gives it back byte for byte.
+// The time is printed for the reader, not asserted: speed lives in benchmarks, and a timed
+// test fails on a slow or busy machine for no fault of the code.
+TEST(source_file_of_2000_tokens_round_trips) {
   for (const char* name : kVocabs) {
     const Tokenizer& tok = load(name);
     std::string text;
@@ -435,7 +436,12 @@ TEST(speed_2000_token_source_file) {
     size_t n = 0;
     const double ms = median_ms(tok, text, &n);
     std::printf("# %s: %zu tokens (%zu bytes) in %.3f ms\n", name, n, text.size(), ms);
-    CHECK(ms < 10.0);
+    const std::vector<int32_t> ids = tok.tokenize(text, false, false);
+    // The pieces as they are (llama.cpp's clean-up of spaces before punctuation, which
+    // StarCoder's vocabulary asks for, would change the text); SPM's prefix space dropped.
+    std::string back = tok.detokenize(ids, false);
+    if (tok.type() == leapfrog::VocabType::kSpm && back.starts_with(' ')) back.erase(0, 1);
+    CHECK(back == text);
   }
 }
 
