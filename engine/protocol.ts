@@ -7,7 +7,7 @@ import { NotificationType, RequestType, RequestType0 } from 'vscode-jsonrpc';
 import type { WorkDoneProgressParams } from 'vscode-languageserver-protocol';
 
 /** Bumped whenever a message below changes shape; the server reports it on initialize. */
-export const LEAPFROG_PROTOCOL_VERSION = 2;
+export const LEAPFROG_PROTOCOL_VERSION = 3; // 3: models, endpoint, download, language-model messages
 
 /** Error codes of `leapfrog/` failures (JSON-RPC's reserved server range is -32099..-32000). */
 export const LeapfrogErrorCodes = {
@@ -21,6 +21,10 @@ export const LeapfrogErrorCodes = {
   GenerationFailed: -32004,
   /** A conversation id that the server does not know. */
   UnknownConversation: -32005,
+  /** A model download failed (HTTP error, cut connection, wrong sha256, not a GGUF). */
+  DownloadFailed: -32006,
+  /** The download's destination already exists and `overwrite` was not set. */
+  DownloadFileExists: -32007,
 } as const;
 
 // ---------------------------------------------------------------- generation configuration
@@ -108,6 +112,19 @@ export interface LeapfrogInitializationOptions {
   model?: string;
   /** Draft model GGUF (same vocabulary as the target); null: none; absent: the default. */
   draft?: string | null;
+  /**
+   * An OpenAI-compatible server (Leapfrog's `serve`, llama.cpp's server, Ollama, vLLM) that
+   * completions and chat go to instead of the local model, which is then not loaded. Absent
+   * or empty: the server's --endpoint, else the local model.
+   */
+  endpoint?: string;
+  /** The model id to ask the endpoint for; absent or empty: the first of its /v1/models. */
+  endpointModel?: string;
+  /**
+   * Bearer key for the endpoint. Never a VS Code setting: the extension keeps it in
+   * SecretStorage and sends it here and in didChangeConfiguration (`settings.leapfrog`).
+   */
+  endpointApiKey?: string;
 }
 
 /**
@@ -123,6 +140,10 @@ export interface LeapfrogSettings {
   threads?: number;
   model?: string;
   draftModel?: string;
+  /** As in LeapfrogInitializationOptions; a change switches between endpoint and local model. */
+  endpoint?: string;
+  endpointModel?: string;
+  endpointApiKey?: string;
   completion?: {
     enabled?: boolean;
     languages?: Record<string, boolean>;
@@ -146,13 +167,39 @@ export function expandSettingPath(
 
 export type EngineState = 'loading' | 'ready' | 'busy' | 'error';
 
+/** What probing found at an endpoint: which API it speaks beyond OpenAI's. */
+export type EndpointKind = 'leapfrog' | 'llama.cpp' | 'ollama' | 'openai';
+/**
+ * How completions are asked for: llama.cpp's `/infill` (prefix, suffix and other files),
+ * `/v1/completions` with `suffix` (Ollama, Leapfrog), or with the prefix only (vLLM).
+ */
+export type EndpointCompletionMode = 'infill' | 'suffix' | 'prefix';
+export type EndpointState = 'probing' | 'ok' | 'down';
+
+export interface EndpointStatus {
+  /** The server's base URL (a trailing `/v1` removed). */
+  url: string;
+  /** Absent until a probe has succeeded. */
+  kind?: EndpointKind;
+  completion?: EndpointCompletionMode;
+  /** The model the requests name (or, where the server ignores the name, the one it lists). */
+  model?: string;
+  /** `down`: unreachable, refused the key, or failing (5xx); re-probed with backoff. */
+  state: EndpointState;
+  /** Why it is down. */
+  message?: string;
+}
+
 export interface StatusResult {
   state: EngineState;
   /** Human-readable reason for `error` (and progress text while `loading`). */
   message?: string;
   /** Why the last model load failed while the previous model kept serving (state `ready`). */
   loadError?: string;
-  /** Where the loaded model's kernels run: `cpu:avx512`, `cuda:<GPU name>`. */
+  /** Present while completions and chat go to an endpoint (no local model is loaded). */
+  endpoint?: EndpointStatus;
+  /** Where the loaded model's kernels run: `cpu:avx512`, `cuda:<GPU name>`; `remote` while
+   * an endpoint serves (see `endpoint`). */
   backend: string;
   /** CPU threads the loaded model runs with (0 while none is loaded). */
   threads: number;
@@ -229,6 +276,72 @@ export const LoadModelRequest = new RequestType<LoadModelParams, LoadModelResult
   'leapfrog/loadModel',
 );
 
+// ---------------------------------------------------------------- model discovery
+
+/** Where a discovered model was found (engine/models/discovery/). */
+export type ModelSource = 'ollama' | 'lmstudio' | 'huggingface' | 'llama.cpp' | 'folder';
+export const MODEL_SOURCES: readonly ModelSource[] = [
+  'ollama',
+  'lmstudio',
+  'huggingface',
+  'llama.cpp',
+  'folder',
+];
+
+/** One GGUF found where users keep models, described from its header (`leapfrog models`). */
+export interface DiscoveredModel {
+  source: ModelSource;
+  /** As the source names it: `qwen2.5-coder:7b` (Ollama), `org/repo/file` (Hugging Face)… */
+  name: string;
+  /** The file to load (for the Hugging Face cache, the snapshot path: a link into blobs/). */
+  path: string;
+  bytes: number;
+  /** null where the header could not be read (`reason` says why). */
+  architecture: string | null;
+  /** Weights, counted from the tensor shapes. */
+  parameters: number | null;
+  /** general.file_type's name (Q4_K_M…), else the type holding most weights. */
+  quantization: string | null;
+  /** Training context (`<arch>.context_length`). */
+  context: number | null;
+  /** Has fill-in-the-middle tokens (and does not say it never learned them). */
+  fim: boolean;
+  chatTemplate: boolean;
+  /** 16 hex digits of the tokenizer (model, pre-tokenizer, token list): equal = same vocabulary. */
+  fingerprint: string | null;
+  /** The engine can load it: a supported architecture, tensor types and tokenizer. */
+  supported: boolean;
+  /** Why not, when `supported` is false. */
+  reason?: string;
+  /** The path of the best draft model for this one, when a discovered model fits. */
+  draft?: string;
+  /** Paths of the models this one is the best draft for. */
+  draftFor?: string[];
+  /** The same file found again (another Ollama tag, another folder). */
+  alsoAs?: { source: ModelSource; name: string; path: string }[];
+}
+
+/** A target and the draft proposed for it (same fingerprint, at most 1/4 the parameters). */
+export interface ModelPair {
+  target: string;
+  draft: string;
+}
+
+export interface ModelsParams {
+  /** Folders to search besides the known stores (the `leapfrog.modelFolders` setting). */
+  folders?: string[];
+}
+
+export interface ModelsResult {
+  models: DiscoveredModel[];
+  pairs: ModelPair[];
+  /** The folders looked in, for "none found" messages. */
+  searched: string[];
+}
+
+/** Lists the GGUFs in Ollama, LM Studio, the Hugging Face and llama.cpp caches, and `folders`. */
+export const ModelsRequest = new RequestType<ModelsParams, ModelsResult, void>('leapfrog/models');
+
 // ---------------------------------------------------------------- chat and explain
 
 export interface ChatMessage {
@@ -295,6 +408,108 @@ export interface ExplainParams {
 
 /** A chat turn carrying the selection; streams `leapfrog/chatDelta` like `leapfrog/chat`. */
 export const ExplainRequest = new RequestType<ExplainParams, ChatResult, void>('leapfrog/explain');
+
+// ---------------------------------------------------------------- stateless chat (VS Code's Language Model API)
+
+export interface ChatMessagesParams {
+  /**
+   * Chosen by the client, unique per request: the reply streams as `leapfrog/chatDelta` with
+   * this as `conversationId`, and `leapfrog/chatCancel` with it stops the request.
+   */
+  requestId: string;
+  /**
+   * The whole conversation, oldest first, ending with the user's message. System messages
+   * are joined into one system prompt (the server's default when there is none);
+   * consecutive messages of one role are joined. Nothing is remembered after the request.
+   */
+  messages: ChatMessage[];
+  maxTokens?: number;
+  temperature?: number;
+}
+
+/** One reply to a whole message list; streams `leapfrog/chatDelta` like `leapfrog/chat`. */
+export const ChatMessagesRequest = new RequestType<ChatMessagesParams, ChatResult, void>(
+  'leapfrog/chatMessages',
+);
+
+/** The loaded model as a chat model, for VS Code's model picker. */
+export interface ChatModelInfo {
+  /** GGUF general.name, else the file name. */
+  name: string;
+  path: string;
+  architecture: string;
+  /** Tokens of context one request has (prompt + reply). */
+  contextSize: number;
+  /** Reply tokens a request gets when it does not ask for fewer or more. */
+  defaultMaxTokens: number;
+  /** The most reply tokens the server grants one request. */
+  maxOutputTokens: number;
+  /** false: the GGUF has no chat template and prompts are ChatML. */
+  hasChatTemplate: boolean;
+}
+
+/** `model` is null while no model is loaded. */
+export const ChatModelRequest = new RequestType0<{ model: ChatModelInfo | null }, void>(
+  'leapfrog/chatModel',
+);
+
+export interface CountTokensParams {
+  text: string;
+}
+
+/** Tokens `text` takes with the loaded model's tokenizer (no BOS/EOS, special text as text). */
+export const CountTokensRequest = new RequestType<CountTokensParams, { tokens: number }, void>(
+  'leapfrog/countTokens',
+);
+
+// ---------------------------------------------------------------- model download
+
+export interface DownloadModelParams {
+  /** Chosen by the client: `leapfrog/downloadProgress` carries it. */
+  downloadId: string;
+  /** http(s) URL of the GGUF; redirects are followed. */
+  url: string;
+  /** Absolute folder to download into (created when missing). */
+  folder: string;
+  /** Name of the file in `folder`; default: the URL's last path segment. */
+  fileName?: string;
+  /** Expected sha256 (hex); checked with the one the server announces, if any. */
+  sha256?: string;
+  /** Replace an existing file of that name (otherwise: DownloadFileExists). */
+  overwrite?: boolean;
+}
+
+export interface DownloadModelResult {
+  path: string;
+  bytes: number;
+  /** sha256 of the file, hex. */
+  sha256: string;
+  /** What the sha256 was checked against: the server's header, the user's, both, or none. */
+  verified: 'server' | 'user' | 'both' | 'none';
+  /** Bytes a previous, interrupted download had already fetched (0: from the start). */
+  resumedFrom: number;
+}
+
+/**
+ * Downloads a model into `folder` as `<name>.part` (resumed with a Range request when one is
+ * there), checks its sha256, and renames it into place only when whole and checked. A
+ * cancel ($/cancelRequest) or a cut connection keeps the `.part` for the next attempt.
+ */
+export const DownloadModelRequest = new RequestType<DownloadModelParams, DownloadModelResult, void>(
+  'leapfrog/downloadModel',
+);
+
+export interface DownloadProgressParams {
+  downloadId: string;
+  /** Bytes of the file on disk so far (including a resumed part). */
+  received: number;
+  /** Size of the whole file; null when the server does not say. */
+  total: number | null;
+}
+
+export const DownloadProgressNotification = new NotificationType<DownloadProgressParams>(
+  'leapfrog/downloadProgress',
+);
 
 // ---------------------------------------------------------------- completion events
 

@@ -20,6 +20,9 @@ export interface EngineSettings {
   /** 0: let the engine pick (physical cores). */
   threads: number;
   speculation: { mode: SpeculationMode; budget: number };
+  /** An OpenAI-compatible server instead of the local model; empty: the local model. */
+  endpoint: string;
+  endpointModel: string;
 }
 
 export interface CompletionSettings {
@@ -55,17 +58,28 @@ export function engineSettings(): EngineSettings {
       mode: c.get<SpeculationMode>('speculation.mode', d.speculation.mode),
       budget: c.get<number>('speculation.budget', d.speculation.budget),
     },
+    endpoint: c.get<string>('endpoint', '').trim(),
+    endpointModel: c.get<string>('endpointModel', '').trim(),
   };
 }
 
-/** What the sidecar is started with (the shape is engine/protocol.ts's). */
-export function initializationOptions(s: EngineSettings): LeapfrogInitializationOptions {
+/**
+ * What the sidecar is started with (the shape is engine/protocol.ts's). `endpointApiKey`
+ * comes from SecretStorage (extension/endpoint-key.ts), not from the settings.
+ */
+export function initializationOptions(
+  s: EngineSettings,
+  endpointApiKey?: string,
+): LeapfrogInitializationOptions {
   return {
     speculation: { ...s.speculation },
     backend: s.backend,
     threads: s.threads,
     model: s.model || undefined,
     draft: s.draftModel || undefined,
+    endpoint: s.endpoint || undefined,
+    endpointModel: s.endpointModel || undefined,
+    endpointApiKey,
   };
 }
 

@@ -4,9 +4,12 @@ import * as vscode from 'vscode';
 import { ChatController } from './chat/controller';
 import { ChatHistory } from './chat/history';
 import { CHAT_VIEW_ID, ChatViewProvider } from './chat/view';
+import { downloadModelCommand, modelFolder } from './download/command';
+import { EndpointKey } from './endpoint-key';
 import { explainSelection } from './explain';
 import { CompletionGate } from './gate';
 import { ACCEPTED_COMMAND, InlineProvider } from './inline/provider';
+import { registerLanguageModelProvider } from './lm/register';
 import { Log } from './log';
 import { chooseModel, showStatusMenu } from './menu';
 import { Sidecar } from './sidecar';
@@ -17,7 +20,8 @@ let sidecar: Sidecar | undefined;
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
   const log = new Log();
   const gate = new CompletionGate(context.globalState);
-  const engine = new Sidecar(context.extensionPath, log);
+  const endpointKey = new EndpointKey(context.secrets);
+  const engine = new Sidecar(context.extensionPath, log, () => endpointKey.current);
   sidecar = engine;
   const status = new StatusBar(gate);
   const inline = new InlineProvider(engine, gate);
@@ -45,9 +49,17 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       inline.accepted(uri, text),
     ),
     vscode.commands.registerCommand('leapfrog.statusMenu', () => showStatusMenu(gate)),
-    vscode.commands.registerCommand('leapfrog.chooseModel', () => chooseModel(context.globalState)),
+    vscode.commands.registerCommand('leapfrog.chooseModel', () =>
+      chooseModel(context.globalState, engine, modelFolder(context)),
+    ),
+    vscode.commands.registerCommand('leapfrog.downloadModel', () =>
+      downloadModelCommand(context, engine, log),
+    ),
     vscode.commands.registerCommand('leapfrog.showLog', () => log.show()),
     vscode.commands.registerCommand('leapfrog.restart', () => engine.restart()),
+    endpointKey,
+    endpointKey.onDidChange((key) => engine.pushEndpointKey(key)),
+    vscode.commands.registerCommand('leapfrog.setEndpointApiKey', () => endpointKey.prompt()),
     vscode.commands.registerCommand('leapfrog.snooze', () => gate.snooze(30)),
     vscode.commands.registerCommand('leapfrog.toggleCompletions', async () => {
       const lang = vscode.window.activeTextEditor?.document.languageId;
@@ -62,10 +74,14 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       if (e.affectsConfiguration('leapfrog.completion')) render();
     }),
   );
+  // VS Code 1.104+ only; absent (one log line) on older versions.
+  const languageModels = registerLanguageModelProvider(engine, log);
+  if (languageModels) context.subscriptions.push(languageModels);
   render();
   log.info(`Leapfrog ${context.extension.packageJSON.version as string} activating`);
   // Not awaited: activation must not wait for the model to load.
-  void engine.start();
+  // The endpoint key (SecretStorage) is read first: the sidecar starts with it.
+  void endpointKey.load().then(() => engine.start());
 }
 
 export async function deactivate(): Promise<void> {

@@ -8,6 +8,7 @@ import { existsSync } from 'node:fs';
 import * as vscode from 'vscode';
 import {
   CloseAction,
+  DidChangeConfigurationNotification,
   ErrorAction,
   LanguageClient,
   State,
@@ -64,6 +65,8 @@ export class Sidecar implements vscode.Disposable {
   constructor(
     private readonly extensionRoot: string,
     private readonly log: Log,
+    /** The endpoint's API key (SecretStorage), read whenever the sidecar starts. */
+    private readonly endpointKey: () => string | undefined = () => undefined,
   ) {}
 
   get view(): EngineView {
@@ -91,6 +94,8 @@ export class Sidecar implements vscode.Disposable {
     this.errorShown = true;
     void vscode.window.showErrorMessage(`Leapfrog: ${message}`, ...actions).then((pick) => {
       if (pick === 'Choose Model…') void vscode.commands.executeCommand('leapfrog.chooseModel');
+      else if (pick === 'Set API Key…')
+        void vscode.commands.executeCommand('leapfrog.setEndpointApiKey');
       else if (pick === 'Show Log') void vscode.commands.executeCommand('leapfrog.showLog');
       else if (pick === 'Open Settings')
         void vscode.commands.executeCommand('workbench.action.openSettings', 'leapfrog.');
@@ -102,6 +107,12 @@ export class Sidecar implements vscode.Disposable {
     const cli = `${this.extensionRoot}/dist/cli.js`;
     if (!existsSync(cli))
       return `the engine is not built (${cli} is missing); run \`npm run build\``;
+    // With an endpoint no local model is loaded: its files do not matter.
+    if (s.endpoint) {
+      return /^https?:\/\/[^\s/]/i.test(s.endpoint)
+        ? undefined
+        : `leapfrog.endpoint must be an http:// or https:// URL (got ${JSON.stringify(s.endpoint)})`;
+    }
     const model = s.model || this.bundledModel;
     if (!existsSync(model)) {
       return s.model
@@ -142,7 +153,7 @@ export class Sidecar implements vscode.Disposable {
       documentSelector: [{ scheme: 'file' }, { scheme: 'untitled' }],
       outputChannel: this.log.forClient,
       // A function: a restart after a crash starts from the settings of that moment.
-      initializationOptions: () => initializationOptions(engineSettings()),
+      initializationOptions: () => initializationOptions(engineSettings(), this.endpointKey()),
       // didChangeConfiguration with `settings.leapfrog` on every change of the section.
       synchronize: { configurationSection: 'leapfrog' },
       // We report crashes ourselves (status bar + one notification), never the client's pop-ups.
@@ -209,8 +220,22 @@ export class Sidecar implements vscode.Disposable {
       st.state === 'loading' ? 'starting' : st.state === 'error' ? 'error' : st.state;
     if (phase === 'ready') this.errorShown = false;
     this.set({ phase, message: st.message, engine: st });
-    if (st.state === 'error' && st.message)
-      this.notifyOnce(st.message, 'Choose Model…', 'Show Log');
+    if (st.state === 'error' && st.message) {
+      if (!st.endpoint) this.notifyOnce(st.message, 'Choose Model…', 'Show Log');
+      else if (/HTTP 40[13]/.test(st.endpoint.message ?? ''))
+        this.notifyOnce(st.message, 'Set API Key…', 'Open Settings');
+      else this.notifyOnce(st.message, 'Open Settings', 'Show Log');
+    }
+  }
+
+  /** The endpoint key changed (SecretStorage): the running sidecar hears of it at once. */
+  pushEndpointKey(key: string | undefined): void {
+    // Empty clears it on the sidecar's side; the key is never logged.
+    void this.client
+      ?.sendNotification(DidChangeConfigurationNotification.type, {
+        settings: { leapfrog: { endpointApiKey: key ?? '' } },
+      })
+      .catch((e: Error) => this.log.warn(`could not pass the endpoint key on: ${e.message}`));
   }
 
   private onClosed(gen: number): { action: CloseAction; handled: boolean } {

@@ -1,8 +1,9 @@
-// The status-bar item: engine state (starting / ready / busy / error), backend, speed and
-// accepted tokens per target pass, and whether completions are snoozed or off here.
+// The status-bar item: engine state (starting / ready / busy / error), backend (or the
+// endpoint's host when a team's server generates), speed and accepted tokens per target
+// pass, and whether completions are snoozed or off here.
 import * as vscode from 'vscode';
 import type { CompletionGate } from './gate';
-import type { StatusResult } from '../engine/protocol';
+import type { EndpointCompletionMode, StatusResult } from '../engine/protocol';
 import type { EngineView } from './sidecar';
 
 export class StatusBar implements vscode.Disposable {
@@ -40,15 +41,20 @@ export class StatusBar implements vscode.Disposable {
         text = 'Leapfrog';
         break;
       case 'error':
-        icon = '$(error)';
+        icon = st?.endpoint ? '$(debug-disconnect)' : '$(error)';
         text = `Leapfrog: ${shortError(view.message)}`;
+        if (st?.endpoint) text += ` · ${endpointHost(st.endpoint.url)}`;
         break;
       default:
         icon = '$(circle-slash)';
         text = 'Leapfrog: stopped';
     }
-    const gpu = st ? gpuLabel(st.backend) : undefined;
-    if ((view.phase === 'ready' || view.phase === 'busy') && gpu) text += ` · ${gpu}`;
+    const where = st?.endpoint
+      ? `endpoint · ${endpointHost(st.endpoint.url)}`
+      : st
+        ? gpuLabel(st.backend)
+        : undefined;
+    if ((view.phase === 'ready' || view.phase === 'busy') && where) text += ` · ${where}`;
     if ((view.phase === 'ready' || view.phase === 'busy') && st && st.lastTokensPerSecond > 0) {
       text += ` ${st.lastTokensPerSecond.toFixed(0)} tok/s`;
       if (st.acceptedPerPass > 1) text += ` · ${st.acceptedPerPass.toFixed(1)}/pass`;
@@ -75,6 +81,7 @@ export class StatusBar implements vscode.Disposable {
 
 function shortError(message: string | undefined): string {
   if (!message) return 'error';
+  if (/^endpoint .* is down/.test(message)) return 'endpoint down';
   if (/addon|not built/i.test(message)) return 'engine not built';
   if (/model.*(not found|missing)|(not found|missing).*model/i.test(message))
     return 'model not found';
@@ -88,7 +95,17 @@ function tooltip(view: EngineView, snoozedUntil: number): vscode.MarkdownString 
   md.appendMarkdown(`**Leapfrog** — ${view.phase}\n\n`);
   if (view.message) md.appendText(`${view.message}\n\n`);
   const st = view.engine;
-  if (st) {
+  if (st?.endpoint) {
+    const e = st.endpoint;
+    md.appendMarkdown(`| | |\n|---|---|\n`);
+    md.appendMarkdown(`| endpoint | ${esc(e.url)} |\n`);
+    md.appendMarkdown(`| state | ${esc(e.state)}${e.message ? ` — ${esc(e.message)}` : ''} |\n`);
+    md.appendMarkdown(`| server | ${esc(e.kind ?? '—')} |\n`);
+    md.appendMarkdown(`| model | ${esc(e.model ?? '—')} |\n`);
+    md.appendMarkdown(`| completions by | ${esc(completionMode(e.completion))} |\n`);
+    md.appendMarkdown(`| speed | ${st.lastTokensPerSecond.toFixed(1)} tokens/s |\n`);
+    md.appendMarkdown(`| shown / accepted | ${st.counters.shown} / ${st.counters.accepted} |\n`);
+  } else if (st) {
     md.appendMarkdown(`| | |\n|---|---|\n`);
     md.appendMarkdown(`| backend | ${esc(st.backend)} |\n`);
     md.appendMarkdown(`| model | ${esc(st.model ?? '—')} |\n`);
@@ -112,6 +129,22 @@ function speculation(st: StatusResult): string {
 
 function esc(s: string): string {
   return s.replace(/[|\\`*_[\]<>]/g, (c) => `\\${c}`);
+}
+
+/** `gpu-box:8080` of `http://gpu-box:8080`: what the status bar names. */
+export function endpointHost(url: string): string {
+  try {
+    return new URL(url).host;
+  } catch {
+    return url;
+  }
+}
+
+function completionMode(mode: EndpointCompletionMode | undefined): string {
+  if (mode === 'infill') return '/infill (prefix, suffix, open files)';
+  if (mode === 'suffix') return '/v1/completions with suffix';
+  if (mode === 'prefix') return '/v1/completions, prefix only';
+  return '—';
 }
 
 /** `cuda · NVIDIA H200` for a GPU backend (`cuda:NVIDIA H200`); none for the CPU, the default. */

@@ -8,7 +8,7 @@ import { emptyStats, type Scheduler, type Ticket } from '../scheduler/scheduler'
 import type { ChatDeltaParams, ChatFinishReason, ChatMessage, ChatResult } from '../protocol';
 import { CHAT_STOP_TEXTS, renderChat } from './chat-template';
 import { DEFAULT_SYSTEM_PROMPT } from './explain';
-import { StopTextFilter } from './stop-text';
+import { StopStrings } from '../generation/stop-strings';
 import { GENERATION_DEFAULTS } from '../protocol';
 import {
   CHAT_OVERRIDES,
@@ -17,11 +17,18 @@ import {
   mergeOverrides,
   type GenerationSettings,
 } from '../generation/generation-config';
+import type { RemoteEndpoint } from '../remote/endpoint';
+import { runRemoteTurn } from '../remote/remote-chat';
 
 export interface TurnParams {
   conversationId: string;
   message: string;
   system?: string;
+  /**
+   * Replaces the conversation's earlier turns when given: a stateless caller (VS Code's
+   * Language Model API, `leapfrog/chatMessages`) sends the whole list with each request.
+   */
+  history?: ChatMessage[];
   maxTokens?: number;
   temperature?: number;
 }
@@ -29,7 +36,7 @@ export interface TurnParams {
 interface Conversation {
   system: string;
   history: ChatMessage[];
-  running?: Ticket;
+  running?: Pick<Ticket, 'cancel'>;
 }
 
 /** A failure the server maps to a protocol error code. */
@@ -54,6 +61,8 @@ export class ChatService {
     private readonly log: (msg: string) => void = () => {},
     /** The user's settings, read at each turn (a change applies to the next one). */
     private readonly settings: () => GenerationSettings = defaultGenerationSettings,
+    /** The endpoint turns go to instead of the local model, while one is set. */
+    private readonly remote: () => RemoteEndpoint | undefined = () => undefined,
   ) {}
 
   get activeTurns(): number {
@@ -78,6 +87,38 @@ export class ChatService {
     for (const c of this.conversations.values()) c.running?.cancel();
   }
 
+  /** A turn on the endpoint (engine/remote/remote-chat.ts): the same deltas and history. */
+  private async remoteTurn(
+    endpoint: RemoteEndpoint,
+    conv: Conversation,
+    p: TurnParams,
+    onCancel?: (cancel: () => void) => void,
+  ): Promise<ChatResult> {
+    this.counters.chatTurns++;
+    try {
+      const out = await runRemoteTurn({
+        endpoint,
+        conversationId: p.conversationId,
+        system: conv.system,
+        history: conv.history,
+        message: p.message,
+        maxTokens: p.maxTokens ?? CHAT_OVERRIDES.maxTokens ?? GENERATION_DEFAULTS.maxTokens,
+        temperature: p.temperature ?? CHAT_OVERRIDES.sampling?.temperature ?? 0,
+        seed: CHAT_OVERRIDES.sampling?.seed ?? 0,
+        sendDelta: this.sendDelta,
+        onStart: (cancel) => {
+          conv.running = { cancel };
+          onCancel?.(cancel);
+        },
+      });
+      if (out.error) throw new ChatError(out.error, 'failed');
+      conv.history = out.history;
+      return out.result;
+    } finally {
+      conv.running = undefined;
+    }
+  }
+
   /** Runs one turn; `onCancel` registers the request's cancellation ($/cancelRequest). */
   async turn(p: TurnParams, onCancel?: (cancel: () => void) => void): Promise<ChatResult> {
     const id = p.conversationId;
@@ -85,6 +126,9 @@ export class ChatService {
     if (!conv) this.conversations.set(id, (conv = { system: DEFAULT_SYSTEM_PROMPT, history: [] }));
     if (conv.running) throw new ChatError(`conversation ${id} already has a turn running`, 'busy');
     if (p.system !== undefined) conv.system = p.system;
+    if (p.history !== undefined) conv.history = [...p.history];
+    const endpoint = this.remote();
+    if (endpoint) return this.remoteTurn(endpoint, conv, p, onCancel);
 
     const engine = await this.host.whenReady();
     const asked = p.maxTokens ?? CHAT_OVERRIDES.maxTokens ?? GENERATION_DEFAULTS.maxTokens;
@@ -126,7 +170,7 @@ export class ChatService {
     });
     const params = buildGenerateParams(GENERATION_DEFAULTS, this.settings(), overrides);
     const generated: number[] = [];
-    const filter = new StopTextFilter(CHAT_STOP_TEXTS);
+    const filter = new StopStrings(CHAT_STOP_TEXTS);
     let reply = '';
     let hitStop = false;
     let firstStats: GenerateStats | undefined;

@@ -6,6 +6,8 @@ import { benchCommand } from './bench';
 import { completeCommand } from './complete';
 import { generateCommand } from './generate';
 import { lspCommand } from './lsp';
+import { modelsCommand } from './models';
+import { serveCommand } from './serve';
 import { tokenizeCommand } from './tokenize';
 
 const USAGE = `usage: leapfrog <command> [options]
@@ -17,10 +19,18 @@ commands:
   tokenize  [--model F] (--text T | --file F) [--add-special] [--parse-special] [--json]
   complete  [generation flags] --file SRC --line L --character C [--max-tokens N] [--json]
   lsp       --stdio [--model F] [--draft F] [--threads N]
+            [--endpoint URL [--endpoint-model M] [--api-key K]] (completions and chat on an
+            OpenAI-compatible server instead of the local model; the key also from
+            LEAPFROG_API_KEY)
+  models    [--json] [--folder F]... (GGUFs in Ollama, LM Studio, the Hugging Face and
+            llama.cpp caches and the folders given; drafts paired with targets)
+  serve     [generation flags] [--host 127.0.0.1] [--port 8080] [--api-key K] [--parallel N]
+            [--ctx N] (OpenAI-compatible HTTP and llama.cpp's /infill; any host but loopback
+            needs --api-key; prints "leapfrog: serving http://HOST:PORT")
   bench     [--quick] [--sections roofline,cpu,spec] [--models …] [--reps N] [--threads N]
             (the same harness as npm run bench; prints tables, writes bench-results/*.json)
 
-generation flags (generate and complete): [--model F] [--draft F|self]
+generation flags (generate, complete and serve): [--model F] [--draft F|self]
   [--spec auto|off|ngram|draft] [--budget 0..${MAX_DRAFT_BUDGET}] [--tree] [--threads N (0: physical cores)]
   [--backend auto|cpu|cuda|metal]
 
@@ -32,6 +42,8 @@ const commands: Record<string, (argv: string[]) => Promise<void>> = {
   complete: completeCommand,
   lsp: lspCommand,
   bench: benchCommand,
+  models: modelsCommand,
+  serve: serveCommand,
 };
 
 function fail(message: string, code: number): never {

@@ -3,13 +3,13 @@
 // scheduled, abortable generation with streaming stop rules → post-processing.
 import { IndentHealer, indentToHeal } from './indent-healing';
 import { basename } from 'node:path';
-import type { GenerateStats, GenerationHandle } from '../native/addon';
+import type { GenerateParams, GenerateStats, GenerationHandle } from '../native/addon';
 import type { ModelHost, LoadedEngine } from '../models/model-host';
 import type { Scheduler } from '../scheduler/scheduler';
 import { buildContextWindow, splitLines } from './context-window';
 import { ExtraContextRing } from './extra-context';
-import { buildFimPrompt, usesExtraChunks, type ExtraChunk } from './fim-template';
-import { postprocess, type CompletionContext } from './postprocess';
+import { buildFimPrompt, usesExtraChunks, type ExtraChunk, type FimParts } from './fim-template';
+import { isSingleLine, postprocess, type CompletionContext } from './postprocess';
 import { StreamStopRules } from './stop-rules';
 import { TypedAheadCache } from './typed-ahead';
 import { fitBudgets, type CompletionOptions } from './completion-options';
@@ -22,6 +22,8 @@ import {
   mergeOverrides,
   type GenerationSettings,
 } from '../generation/generation-config';
+import type { RemoteEndpoint } from '../remote/endpoint';
+import { remoteCompletionTarget } from '../remote/remote-target';
 
 export interface CompletionRequest {
   uri: string;
@@ -46,6 +48,33 @@ export interface CompletionCall {
 /** A position outside the document (the server turns it into an InvalidParams error). */
 export class PositionError extends Error {}
 
+/** A generation in flight; `failed`: it ended without an answer (an endpoint that failed). */
+export type CompletionHandle = GenerationHandle & { readonly failed?: boolean };
+
+/**
+ * What a completion runs on: the local model, or a team's server (engine/remote/). The
+ * context building, stop rules and post-processing around it are the same for both.
+ */
+export interface CompletionTarget {
+  nCtx: number;
+  countTokens(text: string): number;
+  /** Whether chunks of other files reach the prompt. */
+  extraChunks: boolean;
+  /** Texts of special tokens that must never reach ghost text. */
+  specialTexts: readonly string[];
+  /**
+   * Builds the request for `parts`; the function returned starts it (the scheduler calls
+   * it), passing each piece of text to `onPiece` and null for a token that ends the
+   * completion. `ringChunks`: every chunk of other files, for the lookup drafter.
+   */
+  prepare(
+    parts: FimParts,
+    params: GenerateParams,
+    ringChunks: readonly ExtraChunk[],
+    singleLine: boolean,
+  ): (onPiece: (piece: string | null) => void) => CompletionHandle;
+}
+
 export class CompletionService {
   readonly ring = new ExtraContextRing();
   readonly typedAhead = new TypedAheadCache();
@@ -60,6 +89,8 @@ export class CompletionService {
     private readonly onFinished: (stats: GenerateStats) => void = () => {},
     /** The user's settings, read at each request (a change applies to the next one). */
     private readonly settings: () => GenerationSettings = defaultGenerationSettings,
+    /** The endpoint completions go to instead of the local model, while one is set. */
+    private readonly remote: () => RemoteEndpoint | undefined = () => undefined,
   ) {}
 
   complete(req: CompletionRequest): CompletionCall {
@@ -103,11 +134,13 @@ export class CompletionService {
       };
     }
 
-    const engine = await this.host.whenReady();
+    const target = await this.target();
     if (isCancelled()) return { status: 'cancelled' };
-    const count = this.tokenCounter(engine);
-    const maxTokens = Math.max(1, Math.min(req.maxTokens ?? this.opts.maxTokens, engine.nCtx / 2));
-    const budgets = fitBudgets(this.opts, engine.nCtx, maxTokens);
+    // An endpoint that is down: no ghost text and no error (its status says why).
+    if (!target) return downResult(started);
+    const count = (text: string) => target.countTokens(text);
+    const maxTokens = Math.max(1, Math.min(req.maxTokens ?? this.opts.maxTokens, target.nCtx / 2));
+    const budgets = fitBudgets(this.opts, target.nCtx, maxTokens);
 
     this.ring.noteActivity(req.uri, req.path, lines, req.line);
     this.ring.rotate(req.uri, count);
@@ -122,16 +155,9 @@ export class CompletionService {
       },
       count,
     );
-    const extra: ExtraChunk[] = usesExtraChunks(engine.fim)
+    const extra: ExtraChunk[] = target.extraChunks
       ? this.ring.chunksFor(req.uri, budgets.extraTokens)
       : [];
-    // The lookup drafter searches every ring chunk, whether or not the template shows them
-    // to the model: they cost no context, and code nearby often repeats them.
-    const corpus = lookupCorpus(
-      this.ring.chunksFor(req.uri, Infinity),
-      this.chunkTokenizer(engine),
-    );
-    const tokenize = (t: string) => engine.target.tokenize(t, false, false);
     const indent = indentToHeal(window.linePrefix);
     const parts = {
       repoName: req.repoName,
@@ -140,30 +166,27 @@ export class CompletionService {
       suffix: window.suffix,
       extra,
     };
-    let prompt = buildFimPrompt(engine.fim, parts, tokenize);
-    if (prompt.length + maxTokens > engine.nCtx && extra.length) {
-      prompt = buildFimPrompt(engine.fim, { ...parts, extra: [] }, tokenize);
-    }
-    if (prompt.length + maxTokens > engine.nCtx) {
-      // Per-line counts can undercount the joined text a little; keep the newest tokens.
-      prompt = prompt.slice(prompt.length - (engine.nCtx - maxTokens));
-    }
-
     const ctx: CompletionContext = {
       prefix: window.prefix,
       linePrefix: window.linePrefix,
       lineSuffix: window.lineSuffix,
       linesBelow: window.linesBelow,
-      specialTexts: engine.fim.specialTexts,
+      specialTexts: target.specialTexts,
     };
-    const stopIds = new Set(engine.fim.stopIds);
     const params = buildGenerateParams(
       GENERATION_DEFAULTS,
       this.settings(),
-      mergeOverrides(COMPLETION_OVERRIDES, { maxTokens, corpus }),
+      mergeOverrides(COMPLETION_OVERRIDES, { maxTokens }),
+    );
+    const begin = target.prepare(
+      parts,
+      params,
+      this.ring.chunksFor(req.uri, Infinity),
+      isSingleLine(ctx),
     );
     let raw = '';
     let healer = new IndentHealer(indent);
+    let handle: CompletionHandle | undefined;
     const ticket = this.scheduler.submit({
       kind: 'completion',
       key: req.uri,
@@ -173,24 +196,21 @@ export class CompletionService {
         const heal = healer;
         let stopped = false;
         const rules = new StreamStopRules(ctx, this.opts, Date.now());
-        const handle: GenerationHandle = engine.completionSession.generate(
-          prompt,
-          params,
-          (id, piece) => {
-            if (stopped) return; // tokens already in flight when we asked the engine to stop
-            if (stopIds.has(id)) stopped = true;
-            else {
-              const healed = heal.push(piece);
-              if (healed !== undefined) {
-                raw = healed;
-                stopped = rules.shouldStop(raw, Date.now());
-              } else stopped = heal.mismatch;
-            }
-            if (stopped) handle?.abort();
-          },
-        );
-        if (stopped) handle.abort(); // stopped by a token delivered before generate() returned
-        return handle;
+        const h: CompletionHandle = begin((piece) => {
+          if (stopped) return; // tokens already in flight when we asked the engine to stop
+          if (piece === null) stopped = true;
+          else {
+            const healed = heal.push(piece);
+            if (healed !== undefined) {
+              raw = healed;
+              stopped = rules.shouldStop(raw, Date.now());
+            } else stopped = heal.mismatch;
+          }
+          if (stopped) h?.abort();
+        });
+        handle = h;
+        if (stopped) h.abort(); // stopped by a token delivered before generate() returned
+        return h;
       },
     });
     setCancel(ticket.cancel);
@@ -198,6 +218,7 @@ export class CompletionService {
     const outcome = await ticket.outcome;
     if (outcome.status === 'failed') throw outcome.error;
     if (outcome.status !== 'finished') return { status: outcome.status };
+    if (handle?.failed) return downResult(started);
     this.counters.completions++;
     this.onFinished(outcome.stats);
     const text = healer.mismatch ? '' : postprocess(raw, ctx);
@@ -207,6 +228,43 @@ export class CompletionService {
       text,
       source: 'model',
       stats: { ...statsRecord(outcome.stats), total_ms: Date.now() - started, typed_ahead: 0 },
+    };
+  }
+
+  /** The endpoint's target while one is set (undefined while it is down), else the model's. */
+  private async target(): Promise<CompletionTarget | undefined> {
+    const remote = this.remote();
+    if (remote) return remoteCompletionTarget(remote);
+    return this.localTarget(await this.host.whenReady());
+  }
+
+  private localTarget(engine: LoadedEngine): CompletionTarget {
+    const tokenize = (t: string) => engine.target.tokenize(t, false, false);
+    const stopIds = new Set(engine.fim.stopIds);
+    return {
+      nCtx: engine.nCtx,
+      countTokens: this.tokenCounter(engine),
+      extraChunks: usesExtraChunks(engine.fim),
+      specialTexts: engine.fim.specialTexts,
+      prepare: (parts, params, ringChunks) => {
+        // The lookup drafter searches every ring chunk, whether or not the template shows
+        // them to the model: they cost no context, and code nearby often repeats them.
+        const corpus = lookupCorpus(ringChunks, this.chunkTokenizer(engine));
+        const { maxTokens } = params;
+        let prompt = buildFimPrompt(engine.fim, parts, tokenize);
+        if (prompt.length + maxTokens > engine.nCtx && parts.extra.length) {
+          prompt = buildFimPrompt(engine.fim, { ...parts, extra: [] }, tokenize);
+        }
+        if (prompt.length + maxTokens > engine.nCtx) {
+          // Per-line counts can undercount the joined text a little; keep the newest tokens.
+          prompt = prompt.slice(prompt.length - (engine.nCtx - maxTokens));
+        }
+        const withCorpus = corpus.length > 0 ? { ...params, corpus } : params;
+        return (onPiece) =>
+          engine.completionSession.generate(prompt, withCorpus, (id, piece) =>
+            onPiece(stopIds.has(id) ? null : piece),
+          );
+      },
     };
   }
 
@@ -243,6 +301,16 @@ function memoized<T>(
       map.set(text, v);
     }
     return v;
+  };
+}
+
+/** No ghost text, because the endpoint is down or failed (its status says why). */
+function downResult(started: number): CompletionResult {
+  return {
+    status: 'ok',
+    text: '',
+    source: 'model',
+    stats: { endpoint_down: 1, typed_ahead: 0, total_ms: Date.now() - started },
   };
 }
 

@@ -210,6 +210,25 @@ export class ModelHost {
     this.sessions--;
   }
 
+  /**
+   * One more native session on a loaded engine (its context, threads and draft), for a front
+   * end that runs several generations at once (`leapfrog serve --parallel N`). The caller
+   * closes it with closeSession before that engine is replaced or disposed.
+   */
+  openSession(engine: LoadedEngine): NativeSession {
+    const session = this.opts.addon().createSession(engine.target, {
+      nCtx: engine.nCtx,
+      threads: engine.threads,
+      draft: engine.draft,
+    });
+    this.sessions++;
+    return session;
+  }
+
+  closeSession(session: NativeSession): void {
+    this.freeSession(session);
+  }
+
   /** Frees everything (shutdown). The caller drains work first. */
   dispose(): void {
     if (this.loaded) this.release(this.loaded);

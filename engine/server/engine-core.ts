@@ -14,6 +14,7 @@ import {
 } from '../generation/generation-config';
 import { SpeculationTotals } from '../generation/speculation-totals';
 import type { ChatDeltaParams } from '../protocol';
+import { RemoteEndpoint, type EndpointConfig } from '../remote/endpoint';
 import { log } from './log';
 
 export interface EngineCore {
@@ -24,6 +25,13 @@ export interface EngineCore {
   /** Read by every request when it starts; replace it to change the next request. */
   settings: GenerationSettings;
   totals: SpeculationTotals;
+  /** The team's server completions and chat go to instead of the local model, while set. */
+  readonly remote: RemoteEndpoint | undefined;
+  /**
+   * Switches to an endpoint (probing it; the local model is drained and freed) or, with
+   * undefined, back to local generation (the caller then loads the model).
+   */
+  useEndpoint(config: EndpointConfig | undefined): Promise<void>;
   /** The last finished generation's figures (for status). */
   lastStats(): GenerateStats | undefined;
   /** Stops all work and frees the models. */
@@ -55,12 +63,14 @@ export function createEngineCore(opts: {
   });
   let settings = opts.settings ?? defaultGenerationSettings();
   const current = () => settings;
+  let remote: RemoteEndpoint | undefined;
   const completions = new CompletionService(
     host,
     scheduler,
     completionOptionsFromEnv(),
     finished,
     current,
+    () => remote,
   );
   const chat = new ChatService(
     host,
@@ -69,7 +79,14 @@ export function createEngineCore(opts: {
     finished,
     (m) => log('warn', m),
     current,
+    () => remote,
   );
+  /** Stops all work on the generator that is being replaced. */
+  const drain = async () => {
+    chat.cancelAll();
+    scheduler.cancelAll();
+    await scheduler.idle();
+  };
   return {
     host,
     scheduler,
@@ -83,11 +100,29 @@ export function createEngineCore(opts: {
       settings = next;
       changed();
     },
+    get remote() {
+      return remote;
+    },
+    async useEndpoint(config) {
+      remote?.dispose();
+      remote = undefined;
+      await drain();
+      if (!config) return changed();
+      remote = new RemoteEndpoint(config, { onChange: changed, log });
+      remote.start();
+      // With an endpoint the local model is not kept: it would only hold memory. A load in
+      // progress finishes first (it cannot be stopped half way).
+      await host.whenReady().catch(() => undefined);
+      if (remote && host.current) {
+        await drain();
+        host.dispose();
+      }
+      changed();
+    },
     lastStats: () => last,
     async shutdown() {
-      chat.cancelAll();
-      scheduler.cancelAll();
-      await scheduler.idle();
+      remote?.dispose();
+      await drain();
       host.dispose();
     },
   };

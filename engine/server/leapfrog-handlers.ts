@@ -11,13 +11,18 @@ import {
   ExplainRequest,
   LeapfrogErrorCodes,
   LoadModelRequest,
+  ModelsRequest,
   StatusRequest,
   type LoadModelResult,
 } from '../protocol';
-import { ResponseError } from 'vscode-languageserver/node';
+import { ErrorCodes, ResponseError } from 'vscode-languageserver/node';
 import { explainMessage } from '../chat/explain';
+import { registerDownloadHandler } from '../models/download/download-handler';
+import { discoveryContext } from '../models/discovery/context';
+import { discoverModels } from '../models/discovery/discover';
 import { modelName } from '../models/model-host';
 import type { EngineCore } from './engine-core';
+import { registerLanguageModelHandlers } from './language-model-handlers';
 import { requireFields, toResponseError } from './errors';
 import { buildStatus, type ClientCounters } from './status';
 import { log } from './log';
@@ -31,9 +36,20 @@ export function registerLeapfrogHandlers(
   settings: ServerSettings,
 ): void {
   conn.onRequest(StatusRequest, () => buildStatus(core, counters));
+  // VS Code's Language Model API (stateless chat, token counts) and Download Model….
+  registerLanguageModelHandlers(conn, core);
+  registerDownloadHandler(conn);
 
   conn.onRequest(LoadModelRequest, async (params): Promise<LoadModelResult> => {
     requireFields(params, { model: 'string' });
+    if (core.remote) {
+      // The endpoint generates: a local model would only hold memory.
+      throw new ResponseError(
+        LeapfrogErrorCodes.ModelLoadFailed,
+        `completions and chat go to the endpoint ${core.remote.url}; ` +
+          'clear the endpoint setting to load a local model',
+      );
+    }
     const progress = conn.languages.attachWorkDoneProgress(params);
     progress.begin('Leapfrog: loading model', 0, basename(params.model), false);
     try {
@@ -63,6 +79,18 @@ export function registerLeapfrogHandlers(
     } finally {
       progress.done();
     }
+  });
+
+  // The Choose Model picker's list: read-only, headers only (engine/models/discovery/).
+  conn.onRequest(ModelsRequest, async (params) => {
+    const folders: unknown = params?.folders ?? [];
+    if (!Array.isArray(folders) || !folders.every((f) => typeof f === 'string')) {
+      throw new ResponseError(
+        ErrorCodes.InvalidParams,
+        'params.folders must be an array of strings',
+      );
+    }
+    return discoverModels(discoveryContext(folders));
   });
 
   conn.onRequest(ChatRequest, async (params, token: CancellationToken) => {

@@ -32,6 +32,10 @@ export async function runLanguageServer(opts: {
   model?: string;
   draft?: string;
   threads?: number;
+  /** An OpenAI-compatible server instead of the local model (engine/remote/). */
+  endpoint?: string;
+  endpointModel?: string;
+  apiKey?: string;
 }): Promise<void> {
   keepConsoleOffStdout();
   const reader = new StreamMessageReader(process.stdin);
@@ -81,18 +85,42 @@ export async function runLanguageServer(opts: {
   });
 
   conn.onInitialized(() => {
-    void loadModel(settings.loadRequest(), 'loading model');
+    if (settings.endpoint()) void switchGenerator();
+    else void loadModel(settings.loadRequest(), 'loading model');
   });
 
   // Mode and budget apply to the next request; model, draft, backend and threads reload the
   // model here, in this process (the previous one keeps serving if the load fails).
+  // A change of the endpoint switches between it and the local model; while an endpoint
+  // serves, model settings are only remembered (they load when it is switched off).
   conn.onDidChangeConfiguration((params) => {
-    const { settings: next, reload } = settings.change(params.settings, core.settings);
+    const {
+      settings: next,
+      reload,
+      endpointChanged,
+    } = settings.change(params.settings, core.settings);
     core.settings = next;
     const { mode, budget } = next.speculation;
-    log('info', `settings: speculation ${mode}, budget ${budget}${reload ? '; reloading' : ''}`);
-    if (reload) void loadModel(settings.loadRequest(), 'reloading model');
+    const reloading = reload && !core.remote && !endpointChanged;
+    log('info', `settings: speculation ${mode}, budget ${budget}${reloading ? '; reloading' : ''}`);
+    if (endpointChanged) void switchGenerator();
+    else if (reloading) void loadModel(settings.loadRequest(), 'reloading model');
   });
+
+  /** Goes to the endpoint the settings name, or back to the local model when there is none. */
+  async function switchGenerator(): Promise<void> {
+    const endpoint = settings.endpoint();
+    settings.noteEndpoint(endpoint);
+    if (endpoint) {
+      log('info', `using the endpoint ${endpoint.url} instead of a local model`);
+      await core.useEndpoint(endpoint);
+      return;
+    }
+    const wasRemote = core.remote !== undefined;
+    await core.useEndpoint(undefined);
+    if (wasRemote) log('info', 'endpoint switched off: loading the local model');
+    await loadModel(settings.loadRequest(), 'loading model');
+  }
 
   async function loadModel(req: LoadRequest, title: string): Promise<void> {
     settings.noteLoad(req);

@@ -19,12 +19,24 @@ import { clampBudget, isSpeculationMode } from '../generation/generation-config'
 import type { GenerationSettings } from '../generation/generation-config';
 import { resolveModelPaths } from '../models/model-paths';
 import type { LoadRequest } from '../models/model-host';
+import type { EndpointConfig } from '../remote/endpoint';
 
 /** The server's command line: its defaults where a setting is empty. */
 export interface ServerDefaults {
   model?: string;
   draft?: string;
   threads?: number;
+  /** --endpoint, --endpoint-model, --api-key (or LEAPFROG_API_KEY). */
+  endpoint?: string;
+  endpointModel?: string;
+  apiKey?: string;
+}
+
+/** The endpoint fields of the settings; undefined: the server's default. */
+interface WantedEndpoint {
+  url?: string;
+  model?: string;
+  apiKey?: string;
 }
 
 interface Wanted {
@@ -44,6 +56,8 @@ export class ServerSettings {
   };
   private workspaceFolder: string | undefined;
   private lastLoad = '';
+  private endpointWanted: WantedEndpoint = {};
+  private lastEndpoint = '';
   /** Each field's value in the previous didChangeConfiguration (JSON). */
   private readonly seen = new Map<string, string>();
 
@@ -63,6 +77,7 @@ export class ServerSettings {
     if (init.draft === null) this.wanted.draft = null;
     else if (typeof init.draft === 'string') this.wanted.draft = this.path(init.draft);
     this.takeEngine(init);
+    this.takeEndpoint(init);
     return this.speculation(init.speculation, base);
   }
 
@@ -73,9 +88,9 @@ export class ServerSettings {
   change(
     raw: unknown,
     base: GenerationSettings,
-  ): { settings: GenerationSettings; reload: boolean } {
+  ): { settings: GenerationSettings; reload: boolean; endpointChanged: boolean } {
     const section = isObject(raw) && isObject(raw.leapfrog) ? raw.leapfrog : undefined;
-    if (!section) return { settings: base, reload: false };
+    if (!section) return { settings: base, reload: false, endpointChanged: false };
     const s = section as LeapfrogSettings;
     const changed = (key: keyof LeapfrogSettings): boolean => {
       if (s[key] === undefined) return false;
@@ -92,8 +107,39 @@ export class ServerSettings {
       backend: changed('backend') ? s.backend : undefined,
       threads: changed('threads') ? s.threads : undefined,
     });
+    this.takeEndpoint({
+      endpoint: changed('endpoint') ? s.endpoint : undefined,
+      endpointModel: changed('endpointModel') ? s.endpointModel : undefined,
+      endpointApiKey: changed('endpointApiKey') ? s.endpointApiKey : undefined,
+    });
     const settings = this.speculation(s.speculation, base);
-    return { settings, reload: this.key(this.loadRequest()) !== this.lastLoad };
+    return {
+      settings,
+      reload: this.key(this.loadRequest()) !== this.lastLoad,
+      endpointChanged: JSON.stringify(this.endpoint() ?? null) !== this.lastEndpoint,
+    };
+  }
+
+  /**
+   * The endpoint that completions and chat go to now, or undefined for the local model:
+   * the setting, else the command line. An empty setting means the command line's.
+   */
+  endpoint(): EndpointConfig | undefined {
+    const w = this.endpointWanted;
+    const url = w.url ?? this.defaults.endpoint;
+    if (!url) return undefined;
+    const model = w.model ?? this.defaults.endpointModel;
+    const apiKey = w.apiKey ?? this.defaults.apiKey;
+    return {
+      url,
+      ...(model ? { model } : {}),
+      ...(apiKey ? { apiKey } : {}),
+    };
+  }
+
+  /** Call when switching to `endpoint()` (or to the local model), so the same one is not redone. */
+  noteEndpoint(config: EndpointConfig | undefined): void {
+    this.lastEndpoint = JSON.stringify(config ?? null);
   }
 
   /** `leapfrog/loadModel` chose these files: later settings changes start from them. */
@@ -148,6 +194,28 @@ export class ServerSettings {
       if (typeof s.threads === 'number' && Number.isInteger(s.threads) && s.threads >= 0) {
         this.wanted.threads = s.threads;
       } else this.warn(`ignoring threads ${JSON.stringify(s.threads)} (an integer ≥ 0)`);
+    }
+  }
+
+  /** Strings; empty means the default. Anything else is ignored with a warning. */
+  private takeEndpoint(s: {
+    endpoint?: unknown;
+    endpointModel?: unknown;
+    endpointApiKey?: unknown;
+  }): void {
+    const fields = [
+      ['endpoint', s.endpoint, 'url'],
+      ['endpointModel', s.endpointModel, 'model'],
+      ['endpointApiKey', s.endpointApiKey, 'apiKey'],
+    ] as const;
+    for (const [name, value, key] of fields) {
+      if (value === undefined) continue;
+      if (typeof value !== 'string') {
+        // The value itself is not repeated: it may be a key.
+        this.warn(`ignoring ${name}: a string was expected, got ${typeof value}`);
+        continue;
+      }
+      this.endpointWanted[key] = value.trim() || undefined;
     }
   }
 

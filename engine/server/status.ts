@@ -15,9 +15,19 @@ export function buildStatus(core: EngineCore, client: ClientCounters): StatusRes
   const snap = scheduler.snapshot();
   const st = host.state;
   const loaded = host.current;
+  const endpoint = core.remote?.status();
   let state: EngineState;
   let message: string | undefined;
-  if (st.kind === 'loading') {
+  if (endpoint) {
+    // The endpoint generates; the local model is not loaded.
+    if (endpoint.state === 'probing') {
+      state = 'loading';
+      message = `probing ${endpoint.url}`;
+    } else if (endpoint.state === 'down') {
+      state = 'error';
+      message = `endpoint ${endpoint.url} is down: ${endpoint.message ?? 'not reachable'}`;
+    } else state = snap.running || chat.activeTurns > 0 ? 'busy' : 'ready';
+  } else if (st.kind === 'loading') {
     state = 'loading';
     message = `loading ${st.paths.model}`;
   } else if (st.kind === 'error') {
@@ -37,10 +47,11 @@ export function buildStatus(core: EngineCore, client: ClientCounters): StatusRes
   return {
     state,
     message,
-    loadError: host.lastError,
-    backend: host.backend(),
+    loadError: endpoint ? undefined : host.lastError,
+    ...(endpoint ? { endpoint } : {}),
+    backend: endpoint ? 'remote' : host.backend(),
     threads: loaded?.threads ?? 0,
-    model: modelName(loaded?.info),
+    model: endpoint ? (endpoint.model ?? null) : modelName(loaded?.info),
     draft: modelName(loaded?.draftInfo),
     modelPath: loaded?.paths.model ?? null,
     draftPath: loaded?.paths.draft ?? null,
@@ -104,6 +115,7 @@ export class StatusNotifier {
         s.backend,
         s.speculation.mode,
         s.speculation.budget,
+        s.endpoint,
       ]);
       if (key === this.lastKey) return;
       this.lastKey = key;

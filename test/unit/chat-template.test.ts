@@ -1,6 +1,6 @@
 import { strict as assert } from 'node:assert';
 import { renderChat } from '../../engine/chat/chat-template';
-import { StopTextFilter } from '../../engine/chat/stop-text';
+import { StopStrings } from '../../engine/generation/stop-strings';
 import { explainMessage } from '../../engine/chat/explain';
 
 const QWEN_TEMPLATE =
@@ -33,10 +33,10 @@ describe('chat templates', () => {
   });
 
   it('holds back a stop string split across pieces', () => {
-    const f = new StopTextFilter(['<|im_end|>']);
+    const f = new StopStrings(['<|im_end|>']);
     assert.deepEqual(f.push('Hello <|im'), { emit: 'Hello ', stopped: false });
     assert.deepEqual(f.push('_end|> more'), { emit: '', stopped: true });
-    const g = new StopTextFilter(['<|im_end|>']);
+    const g = new StopStrings(['<|im_end|>']);
     assert.deepEqual(g.push('a <'), { emit: 'a ', stopped: false });
     assert.deepEqual(g.push('b'), { emit: '<b', stopped: false });
     assert.equal(g.flush(), '');
