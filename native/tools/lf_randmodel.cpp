@@ -1,11 +1,13 @@
 // Writes a random-weight GGUF of a Qwen2.5-Coder shape (or a custom one) for benchmarks and
 // backend comparisons, tensor by tensor (a 7B file never sits in memory), with no tokenizer
-// (tools take token ids). Runs anywhere the engine builds — on a GPU machine with no Node,
-// where test/bench/bench-models.ts cannot run.
+// (tools take token ids) — or, with --tokenizer VOCAB.gguf, with that file's tokenizer.*
+// metadata copied byte for byte and the vocabulary sized to it, so that llama.cpp loads the
+// same file for a side-by-side on a machine without Node. Runs anywhere the engine builds — on a
+// GPU machine with no Node, where test/bench/bench-models.ts cannot run.
 //
 //   lf_randmodel OUT.gguf [--shape tiny|0.5b|1.5b|3b|7b] [--quant Q4_K_M|Q8_0|F16|BF16|F32|
 //                Q4_0|Q5_0|Q4_K|Q5_K|Q6_K] [--arch qwen2|llama|qwen3] [--layers N]
-//                [--vocab N] [--seed S]
+//                [--vocab N] [--seed S] [--tokenizer VOCAB.gguf]
 //
 // Quantization mixes follow bench-models.ts: Q4_K_M is Q4_K for matrices, Q6_K for the
 // output (the embedding when tied) and for attn_v / ffn_down in llama.cpp's "use_more_bits"
@@ -18,6 +20,8 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
+#include <iterator>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -165,6 +169,81 @@ void random_row(GgmlType t, uint8_t* p, int64_t cols, float sigma, Rng& rng) {
   }
 }
 
+// The tokenizer.* key-value pairs of a GGUF, each as its raw bytes (key, type, value), and
+// the number of tokens: what --tokenizer copies into the random model.
+struct TokenizerKvs {
+  std::vector<std::vector<uint8_t>> raw;
+  bool has_eos = false;
+  uint64_t n_tokens = 0;
+};
+
+TokenizerKvs read_tokenizer_kvs(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error("cannot read " + path);
+  const std::vector<uint8_t> b((std::istreambuf_iterator<char>(in)), {});
+  size_t at = 0;
+  auto need = [&](size_t n) {
+    if (b.size() - at < n) throw std::runtime_error(path + ": truncated GGUF header");
+  };
+  auto u32 = [&] {
+    need(4);
+    uint32_t v;
+    std::memcpy(&v, b.data() + at, 4);
+    at += 4;
+    return v;
+  };
+  auto u64 = [&] {
+    need(8);
+    uint64_t v;
+    std::memcpy(&v, b.data() + at, 8);
+    at += 8;
+    return v;
+  };
+  auto str = [&] {
+    const uint64_t n = u64();
+    need(n);
+    std::string v(reinterpret_cast<const char*>(b.data() + at), n);
+    at += n;
+    return v;
+  };
+  // Skips one value of GGUF type t (arrays of arrays are not GGUF tokenizers' business).
+  auto skip = [&](uint32_t t, auto& self) -> void {
+    static const size_t fixed[] = {1, 1, 2, 2, 4, 4, 4, 1, 0, 0, 8, 8, 8};
+    if (t == 8) {
+      str();
+    } else if (t == 9) {
+      const uint32_t et = u32();
+      const uint64_t n = u64();
+      for (uint64_t i = 0; i < n; ++i) self(et, self);
+    } else if (t < 13) {
+      need(fixed[t]);
+      at += fixed[t];
+    } else {
+      throw std::runtime_error(path + ": unknown GGUF value type " + std::to_string(t));
+    }
+  };
+  if (u32() != 0x46554747) throw std::runtime_error(path + ": not a GGUF file");
+  u32();  // version
+  u64();  // tensors
+  const uint64_t n_kv = u64();
+  TokenizerKvs out;
+  for (uint64_t k = 0; k < n_kv; ++k) {
+    const size_t start = at;
+    const std::string key = str();
+    const uint32_t type = u32();
+    const size_t value_at = at;
+    skip(type, skip);
+    if (!key.starts_with("tokenizer.")) continue;
+    out.raw.emplace_back(b.begin() + start, b.begin() + at);
+    if (key == "tokenizer.ggml.eos_token_id") out.has_eos = true;
+    if (key == "tokenizer.ggml.tokens" && type == 9) {
+      std::memcpy(&out.n_tokens, b.data() + value_at + 4, 8);
+    }
+  }
+  if (out.n_tokens == 0) throw std::runtime_error(path + ": no tokenizer.ggml.tokens");
+  return out;
+}
+
 class Writer {
  public:
   explicit Writer(const std::string& path) : f_(std::fopen(path.c_str(), "wb")) {
@@ -200,12 +279,13 @@ int main(int argc, char** argv) {
   if (argc < 2 || argv[1][0] == '-') {
     std::fprintf(stderr,
                  "usage: lf_randmodel OUT.gguf [--shape tiny|0.5b|1.5b|3b|7b] [--quant Q4_K_M|Q8_0|"
-                 "F16|...] [--arch qwen2|llama|qwen3] [--layers N] [--vocab N] [--seed S]\n");
+                 "F16|...] [--arch qwen2|llama|qwen3] [--layers N] [--vocab N] [--seed S] "
+                 "[--tokenizer VOCAB.gguf]\n");
     return 2;
   }
   try {
     const std::string out = argv[1];
-    std::string shape_name = "1.5b", quant = "Q4_K_M", arch = "qwen2";
+    std::string shape_name = "1.5b", quant = "Q4_K_M", arch = "qwen2", tokenizer;
     int layers = 0, vocab = 0;
     uint64_t seed = 1;
     for (int i = 2; i < argc; ++i) {
@@ -226,12 +306,16 @@ int main(int argc, char** argv) {
         vocab = std::stoi(next());
       else if (a == "--seed")
         seed = std::stoull(next());
+      else if (a == "--tokenizer")
+        tokenizer = next();
       else
         throw std::invalid_argument("unknown option " + a);
     }
     Shape s = shape_named(shape_name);
     if (layers > 0) s.layers = layers;
     if (vocab > 0) s.vocab = vocab;
+    const TokenizerKvs tok = tokenizer.empty() ? TokenizerKvs{} : read_tokenizer_kvs(tokenizer);
+    if (!tokenizer.empty()) s.vocab = int(tok.n_tokens);  // llama.cpp wants them equal
     const int H = s.hidden, hd = H / s.heads, kv = s.kv_heads * hd;
     const bool mixed = quant == "Q4_K_M";
     const GgmlType base = mixed ? GgmlType::Q4_K : type_named(quant);
@@ -312,13 +396,16 @@ int main(int argc, char** argv) {
         {a + "attention.head_count_kv", 4, uint32_t(s.kv_heads), 0, ""},
         {a + "attention.layer_norm_rms_epsilon", 6, 0, 1e-6f, ""},
         {a + "rope.freq_base", 6, 0, arch == "llama" ? 10000.0f : 1000000.0f, ""},
-        {"tokenizer.ggml.eos_token_id", 4, uint32_t(s.vocab - 1), 0, ""},
     };
+    std::vector<Kv> own = kvs;
+    if (!tok.has_eos)
+      own.push_back({"tokenizer.ggml.eos_token_id", 4, uint32_t(s.vocab - 1), 0, ""});
     w.u32(0x46554747);
     w.u32(3);
     w.u64(plan.size());
-    w.u64(kvs.size());
-    for (const Kv& k : kvs) {
+    w.u64(own.size() + tok.raw.size());
+    for (const std::vector<uint8_t>& kv : tok.raw) w.raw(kv.data(), kv.size());
+    for (const Kv& k : own) {
       w.str(k.key);
       w.u32(k.type);
       if (k.type == 4)
