@@ -10,6 +10,7 @@ export default tseslint.config(
       'native/build/**',
       'native/build-fuzz/**',
       'native/build-arm64/**',
+      'native/build-arm64-addon/**',
       'test/.fixtures/**',
       'test/.artifacts/**',
       '.vscode-e2e/**',

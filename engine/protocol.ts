@@ -196,6 +196,12 @@ export interface StatusResult {
   message?: string;
   /** Why the last model load failed while the previous model kept serving (state `ready`). */
   loadError?: string;
+  /**
+   * The loaded model's (or draft's) file was deleted, truncated or replaced on disk after it
+   * was loaded: the loaded copy keeps serving (the engine no longer reads the file), and a
+   * reload picks up the file as it is now. Absent while the files are as loaded.
+   */
+  modelFileChanged?: string;
   /** Present while completions and chat go to an endpoint (no local model is loaded). */
   endpoint?: EndpointStatus;
   /** Where the loaded model's kernels run: `cpu:avx512`, `cuda:<GPU name>`; `remote` while

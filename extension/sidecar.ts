@@ -23,6 +23,7 @@ import {
   type StatusResult,
 } from '../engine/protocol';
 import { engineSettings, initializationOptions, type EngineSettings } from './config';
+import { isEngineFailure, missingEngine, USE_ENDPOINT_ACTION } from './engine-availability';
 import type { Log } from './log';
 
 export type Phase = 'starting' | 'ready' | 'busy' | 'error' | 'stopped';
@@ -53,6 +54,8 @@ export class Sidecar implements vscode.Disposable {
    * again (one failure often reports itself several ways: a missing file, then "no model").
    */
   private errorShown = false;
+  /** The last message shown: the same one again (a settings change, a restart) stays quiet. */
+  private lastNotice: string | undefined;
   private generation = 0;
   /** Why the current settings cannot be followed (checked on each change), if they cannot. */
   private settingsProblem: string | undefined;
@@ -90,13 +93,17 @@ export class Sidecar implements vscode.Disposable {
 
   /** One clear notification per distinct cause; the status bar carries the state after that. */
   private notifyOnce(message: string, ...actions: string[]): void {
-    if (this.errorShown) return;
+    if (this.errorShown || message === this.lastNotice) return;
     this.errorShown = true;
+    this.lastNotice = message;
     void vscode.window.showErrorMessage(`Leapfrog: ${message}`, ...actions).then((pick) => {
       if (pick === 'Choose Model…') void vscode.commands.executeCommand('leapfrog.chooseModel');
+      else if (pick === USE_ENDPOINT_ACTION)
+        void vscode.commands.executeCommand('workbench.action.openSettings', 'leapfrog.endpoint');
       else if (pick === 'Set API Key…')
         void vscode.commands.executeCommand('leapfrog.setEndpointApiKey');
       else if (pick === 'Show Log') void vscode.commands.executeCommand('leapfrog.showLog');
+      else if (pick === 'Restart Engine') void vscode.commands.executeCommand('leapfrog.restart');
       else if (pick === 'Open Settings')
         void vscode.commands.executeCommand('workbench.action.openSettings', 'leapfrog.');
     });
@@ -113,6 +120,10 @@ export class Sidecar implements vscode.Disposable {
         ? undefined
         : `leapfrog.endpoint must be an http:// or https:// URL (got ${JSON.stringify(s.endpoint)})`;
     }
+    // No engine build for this platform: said before spawning, so the sidecar never starts
+    // only to fail (and no restart loop); an endpoint needs none.
+    const noEngine = missingEngine(this.extensionRoot);
+    if (noEngine) return noEngine;
     const model = s.model || this.bundledModel;
     if (!existsSync(model)) {
       return s.model
@@ -134,7 +145,9 @@ export class Sidecar implements vscode.Disposable {
     if (problem) {
       this.log.error(problem);
       this.set({ phase: 'error', message: problem });
-      this.notifyOnce(problem, 'Choose Model…', 'Open Settings');
+      if (missingEngine(this.extensionRoot) && !s.endpoint)
+        this.notifyOnce(problem, USE_ENDPOINT_ACTION, 'Show Log');
+      else this.notifyOnce(problem, 'Choose Model…', 'Open Settings');
       return;
     }
     this.set({ phase: 'starting', message: 'starting the engine' });
@@ -216,12 +229,25 @@ export class Sidecar implements vscode.Disposable {
       this.notifyOnce(problem, 'Choose Model…', 'Open Settings');
       return;
     }
+    // The model file changed on disk while loaded: the loaded copy keeps serving (the engine
+    // no longer reads the file), and a restart loads what is on disk now.
+    if (st.modelFileChanged && st.state === 'ready') {
+      this.set({ phase: 'ready', message: st.modelFileChanged, engine: st });
+      this.notifyOnce(st.modelFileChanged, 'Restart Engine', 'Choose Model…');
+      return;
+    }
     const phase: Phase =
       st.state === 'loading' ? 'starting' : st.state === 'error' ? 'error' : st.state;
-    if (phase === 'ready') this.errorShown = false;
+    if (phase === 'ready') {
+      this.errorShown = false;
+      this.lastNotice = undefined;
+    }
     this.set({ phase, message: st.message, engine: st });
     if (st.state === 'error' && st.message) {
-      if (!st.endpoint) this.notifyOnce(st.message, 'Choose Model…', 'Show Log');
+      // The addon is there but does not load (dlopen's reason is in the message).
+      if (!st.endpoint && isEngineFailure(st.message))
+        this.notifyOnce(st.message, USE_ENDPOINT_ACTION, 'Show Log');
+      else if (!st.endpoint) this.notifyOnce(st.message, 'Choose Model…', 'Show Log');
       else if (/HTTP 40[13]/.test(st.endpoint.message ?? ''))
         this.notifyOnce(st.message, 'Set API Key…', 'Open Settings');
       else this.notifyOnce(st.message, 'Open Settings', 'Show Log');

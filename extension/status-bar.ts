@@ -82,6 +82,10 @@ export class StatusBar implements vscode.Disposable {
 function shortError(message: string | undefined): string {
   if (!message) return 'error';
   if (/^endpoint .* is down/.test(message)) return 'endpoint down';
+  // The platform has no engine build (extension/engine-availability.ts), or it fails to load.
+  const noEngine = /no engine build for (?:[^(]*\()?([a-z0-9]+-[a-z0-9]+)/.exec(message);
+  if (noEngine) return `no engine for ${noEngine[1]}`;
+  if (/^native addon failed to load/.test(message)) return 'engine failed to load';
   if (/addon|not built/i.test(message)) return 'engine not built';
   if (/model.*(not found|missing)|(not found|missing).*model/i.test(message))
     return 'model not found';

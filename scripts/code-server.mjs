@@ -1,8 +1,9 @@
 // Starts code-server (installed by scripts/e2e-setup.mjs) on 127.0.0.1 with this repository
-// as an installed extension (a symlink in a fresh extensions folder) and every writable path
+// as an installed extension (a symlink in a fresh extensions folder, or — with `vsix` — a
+// package installed by code-server's own --install-extension, as a user would) and every writable path
 // (settings, caches, temp) inside one folder, so runs never touch the user's own VS Code.
 // Used by `npm start` (scripts/start-vscode.mjs) and the end-to-end tests.
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import {
   createWriteStream,
   mkdirSync,
@@ -58,7 +59,7 @@ const BASE_SETTINGS = {
 
 /**
  * @param {{dir: string, workspace: string, port?: number, settings?: Record<string, unknown>,
- *   extensionPath?: string, fresh?: boolean, log?: string}} o
+ *   extensionPath?: string, vsix?: string, fresh?: boolean, log?: string}} o
  */
 export async function startCodeServer(o) {
   const extensionPath = o.extensionPath ?? root;
@@ -70,10 +71,29 @@ export async function startCodeServer(o) {
   };
   const userData = d('user-data');
   const exts = d('extensions');
-  const pkg = JSON.parse(readFileSync(join(extensionPath, 'package.json'), 'utf8'));
-  const link = join(exts, `${pkg.publisher}.${pkg.name}-${pkg.version}`);
-  rmSync(link, { force: true, recursive: false });
-  symlinkSync(extensionPath, link, 'dir');
+  if (o.vsix) {
+    const r = spawnSync(
+      process.execPath,
+      [
+        codeServerBin,
+        '--extensions-dir',
+        exts,
+        '--user-data-dir',
+        userData,
+        '--install-extension',
+        o.vsix,
+      ],
+      { encoding: 'utf8', timeout: 120_000 },
+    );
+    if (r.status !== 0) {
+      throw new Error(`code-server --install-extension ${o.vsix} failed: ${r.stderr || r.stdout}`);
+    }
+  } else {
+    const pkg = JSON.parse(readFileSync(join(extensionPath, 'package.json'), 'utf8'));
+    const link = join(exts, `${pkg.publisher}.${pkg.name}-${pkg.version}`);
+    rmSync(link, { force: true, recursive: false });
+    symlinkSync(extensionPath, link, 'dir');
+  }
   mkdirSync(join(userData, 'User'), { recursive: true });
   writeFileSync(
     join(userData, 'User', 'settings.json'),

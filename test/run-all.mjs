@@ -152,6 +152,7 @@ if (wanted('cli')) mochaSuite('cli', ['test/cli/**/*.test.ts']);
 if (wanted('differential')) mochaSuite('differential', ['test/native/**/*.test.ts']);
 if (wanted('protocol')) mochaSuite('protocol', ['test/protocol/**/*.test.ts']);
 if (wanted('serve')) mochaSuite('serve', ['test/serve/**/*.test.ts']);
+if (wanted('packaging')) mochaSuite('packaging', ['test/packaging/**/*.test.ts']);
 if (wanted('e2e')) {
   // A real VS Code (code-server) and Chromium for the end-to-end suite, installed on first
   // use as `npm start` does (Debian packages only as root); the suite skips visibly when

@@ -6,7 +6,8 @@ import type { GenerateStats, GenerationHandle } from '../native/addon';
 import type { ModelHost } from '../models/model-host';
 import { emptyStats, type Scheduler, type Ticket } from '../scheduler/scheduler';
 import type { ChatDeltaParams, ChatFinishReason, ChatMessage, ChatResult } from '../protocol';
-import { CHAT_STOP_TEXTS, renderChat } from './chat-template';
+import { CHAT_STOP_TEXTS } from './chat-template';
+import { chatPromptIds } from './chat-prompt';
 import { DEFAULT_SYSTEM_PROMPT } from './explain';
 import { StopStrings } from '../generation/stop-strings';
 import { GENERATION_DEFAULTS } from '../protocol';
@@ -134,10 +135,6 @@ export class ChatService {
     const asked = p.maxTokens ?? CHAT_OVERRIDES.maxTokens ?? GENERATION_DEFAULTS.maxTokens;
     const maxTokens = Math.max(1, Math.min(asked, Math.floor(engine.nCtx / 2)));
     const userTurn: ChatMessage = { role: 'user', content: p.message };
-    const special = {
-      bos: engine.info.bos >= 0 ? engine.target.detokenize([engine.info.bos], true) : '',
-      eos: engine.info.eos >= 0 ? engine.target.detokenize([engine.info.eos], true) : '',
-    };
     // Oldest turns go first when the conversation no longer fits the context.
     let history = conv.history;
     let prompt: number[];
@@ -147,12 +144,9 @@ export class ChatService {
         ...history,
         userTurn,
       ];
-      const rendered = renderChat(engine.info.chatTemplate, messages, special);
+      const rendered = chatPromptIds(engine.target, engine.info, messages);
       if (rendered.warning) this.log(rendered.warning);
-      prompt = engine.target.tokenize(rendered.text, false, true);
-      if (engine.info.addBos && engine.info.bos >= 0 && prompt[0] !== engine.info.bos) {
-        prompt.unshift(engine.info.bos);
-      }
+      prompt = rendered.prompt;
       if (prompt.length + maxTokens <= engine.nCtx) break;
       if (history.length === 0) {
         throw new ChatError(

@@ -90,9 +90,12 @@ export async function loadForCli(
   paths: ModelPaths,
   options: LoadOptions,
 ): Promise<LoadedModels> {
+  let models: LoadedModels;
   try {
-    return await loadModels(addon, paths, options);
+    models = await loadModels(addon, paths, options);
   } catch (e) {
     throw new CliError((e as Error).message);
   }
+  for (const w of models.warnings) process.stderr.write(`leapfrog: warning: ${w}\n`);
+  return models;
 }

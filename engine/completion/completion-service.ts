@@ -252,6 +252,10 @@ export class CompletionService {
         const corpus = lookupCorpus(ringChunks, this.chunkTokenizer(engine));
         const { maxTokens } = params;
         let prompt = buildFimPrompt(engine.fim, parts, tokenize);
+        // Plain continuation (no FIM tokens) at the start of an empty file has no text to
+        // continue, and the engine refuses an empty prompt: start from the model's BOS, as a
+        // new text starts.
+        if (prompt.length === 0 && engine.info.bos >= 0) prompt = [engine.info.bos];
         if (prompt.length + maxTokens > engine.nCtx && parts.extra.length) {
           prompt = buildFimPrompt(engine.fim, { ...parts, extra: [] }, tokenize);
         }

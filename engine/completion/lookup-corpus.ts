@@ -13,7 +13,9 @@ export function lookupCorpus(
     const ids = tokenize(c.text);
     if (ids.length === 0) continue;
     if (out.length > 0) out.push(-1);
-    out.push(...ids);
+    // Not push(...ids): a chunk of a file with a 1 MB line is ~10^5 tokens, past the
+    // argument limit of a call (RangeError: Maximum call stack size exceeded).
+    for (const id of ids) out.push(id);
   }
   return out;
 }

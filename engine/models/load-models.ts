@@ -4,7 +4,7 @@
 // language server's ModelHost and `leapfrog generate` both load through here.
 import { basename } from 'node:path';
 import type { BackendKind, NativeAddon, NativeModel } from '../native/addon';
-import { SELF_DRAFT, selfDraftPath } from '../native/self-draft';
+import { SELF_DRAFT, SelfDraftError, selfDraftPath } from '../native/self-draft';
 import { checkGgufFile } from './check-gguf';
 import type { ModelPaths } from './model-paths';
 
@@ -21,6 +21,8 @@ export interface LoadedModels {
   paths: ModelPaths;
   target: NativeModel;
   draft?: NativeModel;
+  /** What the load did without (a self-draft that could not be written), for the user. */
+  warnings: string[];
 }
 
 export type LoadProgress = (message: string, percent: number) => void;
@@ -33,11 +35,19 @@ export async function loadModels(
 ): Promise<LoadedModels> {
   let paths = requested;
   let target: NativeModel | undefined;
+  const warnings: string[] = [];
   try {
     checkGgufFile(paths.model, 'model');
     if (paths.draft === SELF_DRAFT) {
       progress?.('writing the self-draft (a Q4_0 copy of the model)', 5);
-      paths = { ...paths, draft: await selfDraftPath(addon, paths.model) };
+      try {
+        paths = { ...paths, draft: await selfDraftPath(addon, paths.model) };
+      } catch (e) {
+        // The target alone still serves: no draft, and the user is told why.
+        if (!(e instanceof SelfDraftError)) throw e;
+        warnings.push(e.message);
+        paths = { ...paths, draft: null };
+      }
     }
     if (paths.draft) checkGgufFile(paths.draft, 'draft model');
     const native = { ...options };
@@ -46,7 +56,7 @@ export async function loadModels(
     target = await addon.loadModel(modelPath, native).catch((e: unknown) => {
       throw new Error(naming(modelPath, 'model', e));
     });
-    if (!paths.draft) return { paths, target };
+    if (!paths.draft) return { paths, target, warnings };
     progress?.(`loading draft ${basename(paths.draft)}`, 50);
     const draftPath = paths.draft;
     const draft = await addon.loadModel(draftPath, native).catch((e: unknown) => {
@@ -57,7 +67,7 @@ export async function loadModels(
       draft.free();
       throw new Error(`draft model ${draftPath} does not share the target's vocabulary (${sizes})`);
     }
-    return { paths, target, draft };
+    return { paths, target, draft, warnings };
   } catch (err) {
     target?.free();
     throw err instanceof Error ? err : new Error(message(err));

@@ -14,6 +14,7 @@ import type {
 import { detectFimTemplate, withoutFim, type FimTemplate } from '../completion/fim-template';
 import { sessionContextSize } from '../generation/generation-config';
 import { GENERATION_DEFAULTS } from '../protocol';
+import { fileChange, fileIdentity, watchFiles, type FileIdentity } from './file-identity';
 import { loadModels, message, type LoadProgress } from './load-models';
 import type { ModelPaths } from './model-paths';
 
@@ -31,6 +32,10 @@ export interface LoadedEngine {
   threads: number;
   backendKind: BackendKind;
   loadMs: number;
+  /** The files as they were when loaded (see fileChanged()). */
+  files?: { model?: FileIdentity; draft?: FileIdentity };
+  /** What the load did without (a self-draft that could not be written). */
+  warnings?: string[];
 }
 
 /** What to load: the files, and optionally where and how wide (else the host's defaults). */
@@ -68,6 +73,7 @@ export class ModelHost {
   private _lastError: string | undefined;
   private sessions = 0;
   private chain: Promise<unknown> = Promise.resolve();
+  private unwatchFiles: (() => void) | undefined;
 
   constructor(private readonly opts: HostOptions) {}
 
@@ -82,6 +88,25 @@ export class ModelHost {
 
   get current(): LoadedEngine | undefined {
     return this.loaded;
+  }
+
+  /**
+   * Says when the loaded model's or draft's file was deleted, truncated or replaced on disk
+   * since it was loaded (the loaded copy keeps serving; a reload would read the new file).
+   */
+  fileChanged(): string | undefined {
+    const e = this.loaded;
+    if (!e?.files) return undefined;
+    const changes: string[] = [];
+    for (const [role, path, loaded] of [
+      ['model', e.paths.model, e.files.model],
+      ['draft model', e.paths.draft, e.files.draft],
+    ] as const) {
+      const what = path && loaded ? fileChange(path, loaded) : undefined;
+      if (what) changes.push(`the ${role} file ${path} was ${what}`);
+    }
+    if (!changes.length) return undefined;
+    return `${changes.join('; ')} after it was loaded: the loaded copy keeps working; reload the model to use the file as it is now`;
   }
 
   /** Native sessions allocated now. */
@@ -149,6 +174,8 @@ export class ModelHost {
       const threads = this.threads(req.threads);
       const backendKind = req.backend ?? GENERATION_DEFAULTS.backend;
       const requested: ModelPaths = { model: req.model, draft: req.draft };
+      // Before the load, so a change while it runs counts as a change too.
+      const modelFile = fileIdentity(req.model);
       models = await loadModels(addon, requested, { threads, backend: backendKind }, progress);
       const { paths, target, draft } = models;
       progress?.('creating sessions', 90);
@@ -173,6 +200,8 @@ export class ModelHost {
         threads,
         backendKind,
         loadMs: Date.now() - started,
+        files: { model: modelFile, draft: paths.draft ? fileIdentity(paths.draft) : undefined },
+        warnings: models.warnings,
       };
       await this.swap(engine);
       this._lastError = undefined;
@@ -196,6 +225,10 @@ export class ModelHost {
       this.release(old);
     }
     this.loaded = next;
+    // A file changed under the loaded model shows in the status (fileChanged()) unasked.
+    this.unwatchFiles?.();
+    const files = [next.paths.model, next.paths.draft].filter((p): p is string => !!p);
+    this.unwatchFiles = watchFiles(files, () => this.opts.onChange?.());
   }
 
   private release(e: LoadedEngine): void {
@@ -233,6 +266,8 @@ export class ModelHost {
   dispose(): void {
     if (this.loaded) this.release(this.loaded);
     this.loaded = undefined;
+    this.unwatchFiles?.();
+    this.unwatchFiles = undefined;
     this.setState({ kind: 'empty' });
   }
 

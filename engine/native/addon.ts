@@ -120,5 +120,11 @@ export interface NativeAddon {
   /** Writes a Q4_0 copy of a model (the self-draft, native/src/spec/self_draft.h). */
   writeLowerBitCopy(srcPath: string, dstPath: string): Promise<void>;
   /** CPU features the kernels dispatch on, and the instruction set chosen. */
-  systemInfo(): { isa: string; physicalCores: number };
+  systemInfo(): {
+    isa: string;
+    physicalCores: number;
+    /** Loaded models no longer read their file (native/src/gguf/detach.cpp); absent in builds
+     * from before that, which a file truncated under them crashes with SIGBUS. */
+    detachesModelFiles?: boolean;
+  };
 }

@@ -4,7 +4,7 @@
 // chat service renders it.
 import type { LoadedEngine } from '../models/model-host';
 import { buildFimPrompt, type ExtraChunk, type FimParts } from '../completion/fim-template';
-import { renderChat } from '../chat/chat-template';
+import { chatPromptIds } from '../chat/chat-prompt';
 import type { ChatMessage } from '../protocol';
 import { badField, contextExceeded } from './api-error';
 
@@ -132,13 +132,6 @@ export function chatPrompt(
   engine: LoadedEngine,
   messages: readonly ChatMessage[],
 ): { prompt: number[]; warning?: string } {
-  const { info, target } = engine;
-  const special = {
-    bos: info.bos >= 0 ? target.detokenize([info.bos], true) : '',
-    eos: info.eos >= 0 ? target.detokenize([info.eos], true) : '',
-  };
-  const rendered = renderChat(info.chatTemplate, messages, special);
-  const prompt = target.tokenize(rendered.text, false, true);
-  if (info.addBos && info.bos >= 0 && prompt[0] !== info.bos) prompt.unshift(info.bos);
-  return { prompt, warning: rendered.warning };
+  // Message contents are never parsed as control tokens (engine/chat/chat-prompt.ts).
+  return chatPromptIds(engine.target, engine.info, messages);
 }

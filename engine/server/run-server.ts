@@ -4,6 +4,7 @@
 import {
   createConnection,
   ProposedFeatures,
+  type NotificationType,
   StreamMessageReader,
   StreamMessageWriter,
   TextDocuments,
@@ -11,7 +12,6 @@ import {
   type InitializeResult,
   type WorkDoneProgressServerReporter,
 } from 'vscode-languageserver/node';
-import { TextDocument } from 'vscode-languageserver-textdocument';
 import { fileURLToPath } from 'node:url';
 import {
   ChatDeltaNotification,
@@ -21,6 +21,7 @@ import {
 import type { LoadRequest } from '../models/model-host';
 import { splitLines } from '../completion/context-window';
 import { promptPath } from '../completion/completion-service';
+import { checkedDocuments } from './checked-documents';
 import { createEngineCore } from './engine-core';
 import { fsPathOf, handleInlineCompletion } from './inline-completion-handler';
 import { registerLeapfrogHandlers } from './leapfrog-handlers';
@@ -52,18 +53,28 @@ export async function runLanguageServer(opts: {
       .catch(() => undefined);
   });
   const conn = createConnection(ProposedFeatures.all, reader, writer);
+  // Once the client has gone (stdin closed), a chat turn or a status change still in flight
+  // finishes on its own, and vscode-jsonrpc throws "Connection is closed" synchronously: a
+  // stack trace in the log, and from the status notifier's setImmediate an uncaught exception.
+  const notifyClient = <P>(type: NotificationType<P>, params: P): void => {
+    try {
+      void conn.sendNotification(type.method, params).catch(() => undefined);
+    } catch {
+      // nobody is listening any more
+    }
+  };
   const counters: ClientCounters = { shown: 0, accepted: 0 };
   let notifier: StatusNotifier | undefined;
   const core = createEngineCore({
     threads: opts.threads,
     onChange: () => notifier?.changed(),
-    sendDelta: (d) => void conn.sendNotification(ChatDeltaNotification, d),
+    sendDelta: (d) => notifyClient(ChatDeltaNotification, d),
   });
   notifier = new StatusNotifier(
     () => buildStatus(core, counters),
-    (s) => void conn.sendNotification(DidChangeStatusNotification, s),
+    (s) => notifyClient(DidChangeStatusNotification, s),
   );
-  const documents = new TextDocuments(TextDocument);
+  const documents = new TextDocuments(checkedDocuments);
   const settings = new ServerSettings(opts, (m) => log('warn', `settings: ${m}`));
   let clientShowsProgress = false;
 
@@ -138,6 +149,7 @@ export async function runLanguageServer(opts: {
         `loaded ${engine.paths.model} (${engine.info.architecture}, FIM: ${engine.fim.family}, ` +
           `${engine.threads} threads, ${core.host.backend()}) in ${engine.loadMs} ms`,
       );
+      for (const w of engine.warnings ?? []) log('warn', w);
     } catch (err) {
       // The server keeps running: the client sees the error in status (`message`, or
       // `loadError` when the previous model keeps serving) and may load another model.

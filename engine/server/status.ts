@@ -42,12 +42,19 @@ export function buildStatus(core: EngineCore, client: ClientCounters): StatusRes
     state = 'error';
     message = 'no model is loaded';
   } else state = snap.running ? 'busy' : 'ready';
+  const modelFileChanged = endpoint ? undefined : host.fileChanged();
+  // A working model whose file changed: say so where clients show the status text.
+  if (modelFileChanged && (state === 'ready' || state === 'busy')) message ??= modelFileChanged;
+  // Likewise what the load did without (a self-draft that could not be written).
+  const warnings = endpoint ? undefined : loaded?.warnings;
+  if (warnings?.length && (state === 'ready' || state === 'busy')) message ??= warnings.join('; ');
   const last = core.lastStats();
   const mem = process.memoryUsage();
   return {
     state,
     message,
     loadError: endpoint ? undefined : host.lastError,
+    ...(modelFileChanged ? { modelFileChanged } : {}),
     ...(endpoint ? { endpoint } : {}),
     backend: endpoint ? 'remote' : host.backend(),
     threads: loaded?.threads ?? 0,
@@ -108,6 +115,7 @@ export class StatusNotifier {
         s.state,
         s.message,
         s.loadError,
+        s.modelFileChanged,
         s.model,
         s.draft,
         s.lastTokensPerSecond,

@@ -2,6 +2,7 @@
 // `leapfrog/chatDelta` text, stops a turn on request, and keeps the transcript in history.
 // It does not know about the webview: the view subscribes to `onDidChange`.
 import * as vscode from 'vscode';
+import { ErrorCodes, ResponseError } from 'vscode-languageclient/node';
 import {
   ChatCancelRequest,
   ChatRequest,
@@ -21,6 +22,18 @@ export interface ExplainInput {
 
 /** What changed, so the view can send one turn instead of the whole transcript. */
 export type ChatChange = { kind: 'all' } | { kind: 'turn'; index: number };
+
+/** The note on a reply whose engine died under it (the sidecar restarts by itself). */
+export const INTERRUPTED_NOTE = 'interrupted: the engine stopped; send again to retry';
+
+/** The request failed because the sidecar went away, not because it answered an error. */
+function isConnectionLoss(e: unknown): boolean {
+  if (e instanceof ResponseError)
+    return (
+      e.code === ErrorCodes.PendingResponseRejected || e.code === ErrorCodes.ConnectionInactive
+    );
+  return /connection (got disposed|is (closed|disposed))/i.test((e as Error)?.message ?? '');
+}
 
 const SYSTEM =
   'You are Leapfrog, a concise coding assistant running locally in the editor. ' +
@@ -42,7 +55,11 @@ export class ChatController implements vscode.Disposable {
     this.conv = history.load();
     this.subs.push(
       sidecar.onChatDelta((p) => this.onDelta(p)),
-      sidecar.onDidStartClient(() => this.serverKnows.clear()),
+      sidecar.onDidStartClient(() => {
+        this.serverKnows.clear();
+        // A turn still open belonged to the sidecar that is gone: its reply will never end.
+        this.interrupt();
+      }),
     );
   }
 
@@ -103,7 +120,7 @@ export class ChatController implements vscode.Disposable {
       }
     } catch (e) {
       if (this.running?.index === index && !cts.token.isCancellationRequested) {
-        reply.note = `error: ${(e as Error).message}`;
+        reply.note = isConnectionLoss(e) ? INTERRUPTED_NOTE : `error: ${(e as Error).message}`;
       }
     } finally {
       if (this.running?.index === index) this.running = undefined;
@@ -133,6 +150,17 @@ export class ChatController implements vscode.Disposable {
     if (!run || p.conversationId !== this.conv.id || !p.delta) return;
     this.conv.turns[run.index].text += p.delta;
     this.changed.fire({ kind: 'turn', index: run.index });
+  }
+
+  /** Ends the running turn as interrupted (its sidecar died); what streamed so far stays. */
+  private interrupt(): void {
+    const run = this.running;
+    if (!run) return;
+    this.running = undefined;
+    this.conv.turns[run.index].note = INTERRUPTED_NOTE;
+    run.cts.cancel();
+    this.changed.fire({ kind: 'all' });
+    void this.history.save(this.conv);
   }
 
   /** Stops the running turn at once; what streamed so far stays. */

@@ -27,6 +27,8 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
   private view: vscode.WebviewView | undefined;
   private pending = new Set<number>();
   private timer: NodeJS.Timeout | undefined;
+  /** How long the last streamed re-render took (sets the pause before the next). */
+  private renderMs = 0;
   private lastEditor: vscode.TextEditor | undefined;
   private readonly subs: vscode.Disposable[] = [];
 
@@ -112,22 +114,29 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
       return;
     }
     // Deltas arrive per token; re-rendering the growing reply ~20 times a second is plenty.
+    // A huge reply takes longer to render each time: the pause grows with it, so the extension
+    // host (and the page re-parsing the HTML) spend at most a fifth of their time on it.
     this.pending.add(c.index);
     if (this.timer) return;
-    this.timer = setTimeout(() => {
-      this.timer = undefined;
-      for (const index of this.pending) {
-        const t = this.chat.turns[index];
-        if (t)
-          void this.view?.webview.postMessage({
-            type: 'turn',
-            index,
-            turn: this.turnView(t),
-            busy: this.chat.busy,
-          });
-      }
-      this.pending.clear();
-    }, 50);
+    this.timer = setTimeout(
+      () => {
+        this.timer = undefined;
+        const started = Date.now();
+        for (const index of this.pending) {
+          const t = this.chat.turns[index];
+          if (t)
+            void this.view?.webview.postMessage({
+              type: 'turn',
+              index,
+              turn: this.turnView(t),
+              busy: this.chat.busy,
+            });
+        }
+        this.pending.clear();
+        this.renderMs = Date.now() - started;
+      },
+      Math.max(50, 4 * this.renderMs),
+    );
   }
 
   private async onMessage(m: FromPage): Promise<void> {

@@ -1,4 +1,7 @@
 // The GGUF reader: real files parse, and every kind of damage is a clear GgufError.
+#include <unistd.h>
+
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -78,6 +81,29 @@ TEST(missing_metadata_key_is_named) {
     CHECK(std::string(e.what()).find("missing metadata key 'llama.no_such_key'") !=
           std::string::npos);
   }
+}
+
+// After detach_from_file the metadata and the kept tensor read the bytes loaded, whatever
+// happens to the file: truncated to nothing (a mapped page past the end would SIGBUS).
+TEST(detached_file_survives_truncation) {
+  const auto bytes = read_bytes(stories_path());
+  const std::string path = "/tmp/leapfrog-gguf-detach-" + std::to_string(getpid()) + ".gguf";
+  {
+    std::ofstream out(path, std::ios::binary);
+    out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<long>(bytes.size()));
+  }
+  auto f = GgufFile::open(path);
+  const auto& emb = f->require_tensor("token_embd.weight");
+  const std::vector<uint8_t> emb_bytes(emb.data, emb.data + emb.n_bytes);
+  f->detach_from_file({{emb.data, emb.n_bytes}});
+  CHECK(f->detached());
+  CHECK(f->private_bytes() >= emb.n_bytes);
+  CHECK(f->private_bytes() < bytes.size());  // the other tensors are let go
+  CHECK_EQ(truncate(path.c_str(), 0), 0);
+  std::remove(path.c_str());
+  CHECK_EQ(std::string(f->require_string("general.architecture")), std::string("llama"));
+  CHECK_EQ(f->find("tokenizer.ggml.tokens")->strs.size(), size_t(512));
+  CHECK(std::memcmp(emb.data, emb_bytes.data(), emb_bytes.size()) == 0);
 }
 
 TEST_MAIN()

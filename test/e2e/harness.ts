@@ -80,6 +80,7 @@ export async function launch(
   name: string,
   files: Record<string, string>,
   settings: Record<string, unknown> = {},
+  install: { vsix?: string } = {},
 ): Promise<Session> {
   const dir = join(e2eDir, 'runs', name);
   rmSync(dir, { recursive: true, force: true });
@@ -93,6 +94,7 @@ export async function launch(
   const server = await cs.startCodeServer({
     dir,
     workspace,
+    vsix: install.vsix,
     settings: {
       ...(model ? { 'leapfrog.model': model } : {}),
       // Quiet editor: no word-based suggestions popping over the ghost text.

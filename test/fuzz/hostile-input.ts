@@ -29,6 +29,20 @@ export const MESSAGE_BURSTS: readonly BurstKind[] = [
   'huge-message',
 ];
 
+export const FRAMING_VARIANTS = [
+  'no Content-Length',
+  'negative Content-Length',
+  'huge Content-Length',
+  'short Content-Length',
+  'long Content-Length',
+  'Content-Length not a number',
+  'header without a colon',
+  'missing \\r\\n\\r\\n',
+  'bare \\n line ends',
+  'raw binary',
+] as const;
+export type FramingVariant = (typeof FRAMING_VARIANTS)[number];
+
 export interface Burst {
   kind: BurstKind;
   /** What was sent, in a few words (for failure messages and the long run's summary). */
@@ -52,6 +66,7 @@ export function message(msg: Record<string, unknown>): Buffer {
 export class HostileInput {
   private nextId = 1;
   private open = new Map<string, number>(); // uri → version
+  private bigDocs = 0;
 
   constructor(
     readonly rng: Rng,
@@ -59,9 +74,11 @@ export class HostileInput {
     private readonly scratchFolder: string,
   ) {}
 
-  burst(kind: BurstKind): Burst {
+  /** `framingVariant` picks one of FRAMING_VARIANTS for a framing burst (else the seed does). */
+  burst(kind: BurstKind, framingVariant?: FramingVariant): Burst {
     const frames: Buffer[] = [];
-    const label = this.fill(kind, frames);
+    const label =
+      kind === 'framing' ? this.framing(frames, framingVariant) : this.fill(kind, frames);
     return { kind, label, frames };
   }
 
@@ -105,7 +122,8 @@ export class HostileInput {
         return `${n} completions at bad positions`;
       }
       case 'big-documents': {
-        const which = r.pick(['10 MB document', '1 MB line', 'binary file'] as const);
+        // In turn, so that any three big-document bursts cover all three.
+        const which = (['10 MB document', '1 MB line', 'binary file'] as const)[this.bigDocs++ % 3];
         const text =
           which === '10 MB document'
             ? 'def f(x):\n    return x + 1\n'.repeat(Math.ceil((10 << 20) / 28))
@@ -115,10 +133,12 @@ export class HostileInput {
         const uri = this.openDoc(out, text);
         const lines = text.split('\n').length;
         for (const line of [0, lines - 1, r.int(0, lines - 1)]) {
+          // At the start, inside, or at the end of the line (after a 1 MB line's megabyte).
+          const character = r.pick([0, r.int(1, 2000), (text.split('\n')[line] ?? '').length]);
           out.push(
             this.request('textDocument/inlineCompletion', {
               textDocument: { uri },
-              position: { line, character: r.int(0, 2000) },
+              position: { line, character },
               context: { triggerKind: 2 },
             }),
           );
@@ -228,11 +248,12 @@ export class HostileInput {
   }
 
   /** Broken framing: after these bytes the stream may be out of step for good. */
-  private framing(out: Buffer[]): string {
+  private framing(out: Buffer[], which?: FramingVariant): string {
     const r = this.rng;
     const body = JSON.stringify({ jsonrpc: '2.0', id: this.nextId++, method: 'leapfrog/status' });
     const n = Buffer.byteLength(body);
-    const variants: [string, string][] = [
+    // In the order of FRAMING_VARIANTS.
+    const variants: [FramingVariant, string][] = [
       ['no Content-Length', `Content-Type: application/vscode-jsonrpc\r\n\r\n${body}`],
       ['negative Content-Length', `Content-Length: -${r.int(1, 1000)}\r\n\r\n${body}`],
       ['huge Content-Length', `Content-Length: ${r.pick([2 ** 31, 1e12, 2 ** 53])}\r\n\r\n${body}`],
@@ -247,7 +268,7 @@ export class HostileInput {
       ['bare \\n line ends', `Content-Length: ${n}\n\n${body}`],
       ['raw binary', r.bytes(r.int(1, 4096)).toString('latin1')],
     ];
-    const [label, text] = r.pick(variants);
+    const [label, text] = which ? variants[FRAMING_VARIANTS.indexOf(which)] : r.pick(variants);
     out.push(Buffer.from(text, 'latin1'));
     return label;
   }

@@ -299,7 +299,7 @@ describe('model discovery: facts from GGUF headers', () => {
         const started = Date.now();
         const f = await describeModelFile(writeFile(join(dir, 'hostile.gguf'), bytes));
         assert.match(f.reason ?? '', reason);
-        assert.ok(Date.now() - started < 500, `${reason}: ${Date.now() - started} ms`);
+        assert.ok(Date.now() - started < 3000, `${reason}: ${Date.now() - started} ms`); // a hang, not a speed check
       }
     });
 
@@ -333,7 +333,7 @@ describe('model discovery: facts from GGUF headers', () => {
     const f = await describeModelFile(path);
     assert.equal(h.fileSize, 5 * 2 ** 30);
     assert.equal(f.supported, true, f.reason);
-    assert.ok(Date.now() - started < 1000, `${Date.now() - started} ms`);
+    assert.ok(Date.now() - started < 3000, `${Date.now() - started} ms`); // far below reading 5 GB
     rmSync(path);
     assert.ok(!existsSync(path));
   });

@@ -104,6 +104,9 @@ Napi::Value SystemInfo(const Napi::CallbackInfo& info) {
   Napi::Object out = Napi::Object::New(env);
   out.Set("isa", cpu::isa_name(cpu::detect_isa()));
   out.Set("physicalCores", cpu::ThreadPool::physical_cores());
+  // Loads copy what passes read and let the file go (gguf/detach.cpp), so tests can tell
+  // this build from an older one.
+  out.Set("detachesModelFiles", true);
   return out;
 }
 

@@ -6,6 +6,7 @@
 #include <mutex>
 #include <utility>
 
+#include "addon/host_memory.h"
 #include "backend/factory.h"
 
 namespace leapfrog::addon {
@@ -44,7 +45,15 @@ std::shared_ptr<Backend> backend_for(const std::string& path, const BackendOptio
 
 std::shared_ptr<LoadedModel> load_model(const std::string& path, const BackendOptions& opts) {
   auto loaded = std::make_shared<LoadedModel>();
-  loaded->model = Model::load(path, backend_for(path, opts));
+  auto backend = backend_for(path, opts);
+  if (backend->free_memory() == SIZE_MAX) {
+    // Host memory holds the weights: packed copies plus the in-place ones made private
+    // (gguf/detach.cpp), together about the file's size. Checked before anything is mapped.
+    std::error_code ec;
+    const auto bytes = std::filesystem::file_size(path, ec);
+    if (!ec) check_host_memory(path, bytes);
+  }
+  loaded->model = Model::load(path, std::move(backend));
   loaded->tokenizer = Tokenizer::from_gguf(loaded->model->gguf());
   if (loaded->tokenizer->n_vocab() != loaded->model->hparams().n_vocab) {
     throw std::runtime_error(
@@ -61,6 +70,7 @@ std::shared_ptr<LoadedModel> load_model(const std::string& path, const BackendOp
 std::shared_ptr<LoadedModel> load_vocab_only(const std::string& path) {
   auto loaded = std::make_shared<LoadedModel>();
   loaded->vocab_file = GgufFile::open(path);
+  loaded->vocab_file->detach_from_file({});  // the metadata alone, off the file (detach.cpp)
   loaded->tokenizer = Tokenizer::from_gguf(*loaded->vocab_file);
   return loaded;
 }

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <limits>
@@ -263,6 +264,7 @@ void GgufFile::parse_all() {
   }
 
   const uint64_t data_start = (c.pos() + alignment - 1) / alignment * alignment;
+  data_start_ = static_cast<size_t>(std::min<uint64_t>(data_start, size_));
   for (GgufTensorInfo& ti : tensors_) {
     if (data_start > size_ || ti.offset > size_ - data_start ||
         ti.n_bytes > size_ - data_start - ti.offset) {

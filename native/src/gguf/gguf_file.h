@@ -102,6 +102,15 @@ class GgufFile {
 
   [[noreturn]] void fail(const std::string& what) const;  // throws GgufError naming the file
 
+  // Cuts the object loose from the file on disk (gguf/detach.cpp says why): the header and
+  // the `keep` ranges (weights still read in place) become private anonymous copies at the
+  // same addresses, every other page of the mapping becomes inaccessible. Ranges outside the
+  // mapping are ignored. After it, truncating or overwriting the file cannot fault here.
+  void detach_from_file(const std::vector<std::span<const uint8_t>>& keep);
+  bool detached() const { return detached_; }
+  // Bytes of the file copied into private memory by detach_from_file (page-rounded).
+  size_t private_bytes() const { return private_bytes_; }
+
  private:
   GgufFile() = default;
   void parse_all();
@@ -110,6 +119,9 @@ class GgufFile {
   const uint8_t* base_ = nullptr;
   size_t size_ = 0;
   void* mapping_ = nullptr;  // non-null when we own an mmap
+  size_t data_start_ = 0;    // where the tensor data section begins (the header's end)
+  bool detached_ = false;
+  size_t private_bytes_ = 0;
   uint32_t version_ = 0;
   size_t kv_begin_ = 0, kv_end_ = 0;
   uint64_t alignment_ = 32;

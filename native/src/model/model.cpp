@@ -207,6 +207,21 @@ void Model::make_weights_resident() {
     }
   }
   resident(output_, Backend::WeightUse::Products);
+  // What passes still read from the mapping: the embedding rows (looked up) and any product
+  // weight the backend left unpacked. Those become private copies and the file is let go
+  // (gguf/detach.cpp: a file truncated or rewritten under a loaded model must not SIGBUS).
+  std::vector<std::span<const uint8_t>> in_place;
+  const auto bytes_of = [](const WeightView& w) {
+    return std::span<const uint8_t>(w.data, w.row_bytes * static_cast<size_t>(w.rows));
+  };
+  in_place.push_back(bytes_of(tok_embd_));
+  for (const Layer& L : layers_) {
+    for (const WeightView* w : {&L.wq, &L.wk, &L.wv, &L.wo, &L.gate, &L.up, &L.down}) {
+      if (!w->packed) in_place.push_back(bytes_of(*w));
+    }
+  }
+  if (!output_.packed) in_place.push_back(bytes_of(output_));
+  file_->detach_from_file(in_place);
 }
 
 const float* Model::forward(const ForwardBatch& b, KvStorage& kv, ForwardScratch& s) const {
