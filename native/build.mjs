@@ -2,27 +2,15 @@
 // the C++ tests and the tools. Node's headers come from the running Node's install prefix
 // (or `npm config get nodedir`), node-addon-api's from the package: no download.
 import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import os from 'node:os';
+import { nodeIncludeDir } from './node-headers.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const require = createRequire(import.meta.url);
 const buildDir = join(here, 'build');
-
-function nodeIncludeDir() {
-  const candidates = [
-    process.env.npm_config_nodedir && join(process.env.npm_config_nodedir, 'include', 'node'),
-    join(dirname(dirname(process.execPath)), 'include', 'node'),
-  ].filter(Boolean);
-  const found = candidates.find((dir) => existsSync(join(dir, 'node_api.h')));
-  if (!found) {
-    throw new Error(`Node's headers (node_api.h) not found in: ${candidates.join(', ')}`);
-  }
-  return found;
-}
 
 function run(cmd, args) {
   execFileSync(cmd, args, { stdio: 'inherit' });

@@ -4,24 +4,14 @@
 // architecture, so no arm64 Node headers are needed. Two jobs at most (a shared machine).
 //   node scripts/packaging/build-arm64-addon.mjs
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { ARM64_BUILD_DIR, ARM64_CXX, hasTool, root } from './targets.mjs';
+import { nodeIncludeDir } from '../../native/node-headers.mjs';
 
 function fail(message) {
   console.error(`leapfrog: error: ${message}`);
   process.exit(1);
-}
-
-function nodeIncludeDir() {
-  const candidates = [
-    process.env.npm_config_nodedir && join(process.env.npm_config_nodedir, 'include', 'node'),
-    join(dirname(dirname(process.execPath)), 'include', 'node'),
-  ].filter(Boolean);
-  const found = candidates.find((dir) => existsSync(join(dir, 'node_api.h')));
-  if (!found) fail(`Node's headers (node_api.h) not found in: ${candidates.join(', ')}`);
-  return found;
 }
 
 function run(cmd, args) {
