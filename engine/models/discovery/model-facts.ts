@@ -12,18 +12,21 @@ import {
   tensorTypeName,
 } from './ggml-types';
 import { TOKENS_KEY, TokenizerScan } from './tokenizer-scan';
+import type { DiscoveredModel } from '../../protocol';
 
-export interface ModelFacts {
-  architecture: string | null;
-  parameters: number | null;
-  quantization: string | null;
-  context: number | null;
-  fim: boolean;
-  chatTemplate: boolean;
-  fingerprint: string | null;
-  supported: boolean;
-  reason?: string;
-}
+/** What a file's header says: the protocol's entry less where the file was found. */
+export type ModelFacts = Pick<
+  DiscoveredModel,
+  | 'architecture'
+  | 'parameters'
+  | 'quantization'
+  | 'context'
+  | 'fim'
+  | 'chatTemplate'
+  | 'fingerprint'
+  | 'supported'
+  | 'reason'
+>;
 
 /** What is known of a file that could not be read: nothing but the reason. */
 export function unreadableFacts(reason: string): ModelFacts {
