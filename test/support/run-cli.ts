@@ -1,4 +1,6 @@
 // Runs `leapfrog` as a user would (node bin/leapfrog.js …) and captures what it printed.
+// Completion's time budget is off (as in the sidecar tests): tests compare texts, and a
+// loaded machine must not cut one run's ghost text shorter than another's.
 import { spawn } from 'node:child_process';
 import { cliPath } from './paths';
 
@@ -15,7 +17,10 @@ export function runCli(
 ): Promise<CliResult> {
   return new Promise((resolveRun, reject) => {
     const started = Date.now();
-    const child = spawn(process.execPath, [cliPath, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [cliPath, ...args], {
+      stdio: ['pipe', 'pipe', 'pipe'],
+      env: { ...process.env, LEAPFROG_COMPLETION_TIME_BUDGET_MS: '0' },
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString('utf8')));
