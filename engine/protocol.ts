@@ -149,6 +149,11 @@ export interface LeapfrogSettings {
     languages?: Record<string, boolean>;
     debounceMs?: number;
     maxTokens?: number;
+    /**
+     * The server answers an inline completion by then with what it has (0: waits for the
+     * whole suggestion); see CompletionOptions.deadlineMs.
+     */
+    deadlineMs?: number;
   };
 }
 
@@ -532,3 +537,27 @@ export const CompletionShownNotification = new NotificationType<CompletionEventP
 export const CompletionAcceptedNotification = new NotificationType<CompletionEventParams>(
   'leapfrog/completionAccepted',
 );
+
+/**
+ * An item of Leapfrog's `textDocument/inlineCompletion` answer. `partial`: answered at the
+ * deadline, the rest still being generated on the server — the client asks again as the user
+ * types rather than serve the rest from its own typed-ahead memory.
+ */
+export interface LeapfrogInlineCompletionItem {
+  insertText: string;
+  range: { start: { line: number; character: number }; end: { line: number; character: number } };
+  partial?: boolean;
+}
+
+// ---------------------------------------------------------------- prefetch
+
+/**
+ * "The user will be at this cursor soon": a file was opened or focused, or a suggestion was
+ * accepted. The server computes the suggestion there in the background (reading the file
+ * into the model's cache on the way), so that the request that follows is answered at once.
+ */
+export interface PrefetchParams {
+  uri: string;
+  position: { line: number; character: number };
+}
+export const PrefetchNotification = new NotificationType<PrefetchParams>('leapfrog/prefetch');

@@ -1,13 +1,24 @@
 // Tunables of inline completion (prompt sizes, stop rules). The same defaults serve the
 // language server and `leapfrog complete` (they must give the same text).
-// LEAPFROG_COMPLETION_TIME_BUDGET_MS overrides the time budget in both — tests set it to 0 so
-// that output does not depend on the machine's speed. The generation configuration (sampling,
+// LEAPFROG_COMPLETION_TIME_BUDGET_MS and LEAPFROG_COMPLETION_DEADLINE_MS override the time
+// budget and the deadline in both — tests set them to 0 so that output does not depend on the
+// machine's speed. The generation configuration (sampling,
 // speculation) is not here: engine/generation/generation-config.ts builds it.
 
 export interface CompletionOptions {
   maxTokens: number;
   /** After the first line, stop once generation has run this long (0 = no limit). */
   timeBudgetMs: number;
+  /**
+   * Hard deadline of a request (0 = none): once it has passed, the request is answered with
+   * what has been generated so far as soon as post-processing keeps any of it, and the
+   * generation goes on in the background (for at most `backgroundMs` from the request's
+   * start) to fill the typed-ahead cache while the user reads.
+   */
+  deadlineMs: number;
+  backgroundMs: number;
+  /** Chat starts or resumes only this long after the last completion request (typing). */
+  chatTypingHoldMs: number;
   maxLines: number;
   prefixTokens: number;
   suffixTokens: number;
@@ -21,6 +32,12 @@ export const defaultCompletionOptions: CompletionOptions = {
   // Ghost text must come quickly: once the first line is done, stop adding lines 150 ms
   // after the request started (the typed-ahead cache serves the rest as the user types).
   timeBudgetMs: 150,
+  // A suggestion that comes later than this interrupts the user's typing more than it helps:
+  // show what there is, finish it behind the scenes (the setting leapfrog.completion.deadlineMs).
+  deadlineMs: 300,
+  backgroundMs: 3000,
+  // Longer than the pause between two keystrokes, short enough not to be felt in the chat.
+  chatTypingHoldMs: 600,
   maxLines: 16,
   prefixTokens: 1024,
   suffixTokens: 256,
@@ -33,10 +50,14 @@ export function completionOptionsFromEnv(
   env: NodeJS.ProcessEnv = process.env,
 ): CompletionOptions {
   const opts = { ...defaultCompletionOptions, ...overrides };
-  const budget = env.LEAPFROG_COMPLETION_TIME_BUDGET_MS;
-  if (budget !== undefined && budget !== '' && Number.isFinite(Number(budget))) {
-    opts.timeBudgetMs = Math.max(0, Number(budget));
-  }
+  const fromEnv = (name: string): number | undefined => {
+    const v = env[name];
+    return v !== undefined && v !== '' && Number.isFinite(Number(v))
+      ? Math.max(0, Number(v))
+      : undefined;
+  };
+  opts.timeBudgetMs = fromEnv('LEAPFROG_COMPLETION_TIME_BUDGET_MS') ?? opts.timeBudgetMs;
+  opts.deadlineMs = fromEnv('LEAPFROG_COMPLETION_DEADLINE_MS') ?? opts.deadlineMs;
   return opts;
 }
 

@@ -14,6 +14,7 @@ import { StreamStopRules } from './stop-rules';
 import { TypedAheadCache } from './typed-ahead';
 import { fitBudgets, type CompletionOptions } from './completion-options';
 import { lookupCorpus } from './lookup-corpus';
+import { Deadline } from './deadline';
 import { GENERATION_DEFAULTS } from '../protocol';
 import {
   COMPLETION_OVERRIDES,
@@ -37,12 +38,27 @@ export interface CompletionRequest {
 }
 
 export type CompletionResult =
-  | { status: 'ok'; text: string; source: 'model' | 'typed-ahead'; stats: Record<string, number> }
+  | {
+      status: 'ok';
+      text: string;
+      source: 'model' | 'typed-ahead';
+      stats: Record<string, number>;
+      /** Answered at the deadline; the rest is being generated into the typed-ahead cache. */
+      partial?: boolean;
+    }
   | { status: 'cancelled' | 'superseded' };
 
 export interface CompletionCall {
   result: Promise<CompletionResult>;
   cancel(): void;
+}
+
+/** A prefetch in flight: its cursor's text, its result, and a way to give it a deadline. */
+interface Prefetch {
+  prefix: string;
+  suffix: string;
+  result: Promise<CompletionResult>;
+  deadline: Deadline;
 }
 
 /** A position outside the document (the server turns it into an InvalidParams error). */
@@ -80,7 +96,11 @@ export class CompletionService {
   readonly typedAhead = new TypedAheadCache();
   private readonly tokenCounts = new WeakMap<LoadedEngine, Map<string, number>>();
   private readonly chunkTokens = new WeakMap<LoadedEngine, Map<string, number[]>>();
-  counters = { completions: 0, typedAheadHits: 0 };
+  counters = { completions: 0, typedAheadHits: 0, answeredAtDeadline: 0, prefetches: 0 };
+  /** The request deadline in force (the setting leapfrog.completion.deadlineMs). */
+  deadlineMs: number;
+  /** Prefetches in flight, by document: a request for the same text and cursor joins one. */
+  private readonly prefetching = new Map<string, Prefetch>();
 
   constructor(
     private readonly host: ModelHost,
@@ -91,16 +111,46 @@ export class CompletionService {
     private readonly settings: () => GenerationSettings = defaultGenerationSettings,
     /** The endpoint completions go to instead of the local model, while one is set. */
     private readonly remote: () => RemoteEndpoint | undefined = () => undefined,
-  ) {}
+  ) {
+    this.deadlineMs = opts.deadlineMs;
+  }
+
+  /**
+   * Computes the suggestion for a cursor nobody is waiting at yet (a file just opened or
+   * focused, the position after an accepted suggestion), so that the model has read the
+   * file (its KV cache holds the prompt) and the typed-ahead cache has the answer when the
+   * user gets there. No deadline; superseded like any completion by a request for another
+   * cursor in the same document, joined by one for the same cursor.
+   */
+  prefetch(req: CompletionRequest): CompletionCall {
+    const { prefix, suffix } = splitAtCursor(req);
+    const deadline = new Deadline();
+    const call = this.start(req, deadline);
+    const entry: Prefetch = { prefix, suffix, result: call.result, deadline };
+    this.prefetching.set(req.uri, entry);
+    this.counters.prefetches++;
+    void call.result
+      .catch(() => undefined)
+      .finally(() => {
+        if (this.prefetching.get(req.uri) === entry) this.prefetching.delete(req.uri);
+      });
+    return call;
+  }
 
   complete(req: CompletionRequest): CompletionCall {
+    const deadline = new Deadline();
+    if (this.deadlineMs > 0) deadline.arm(this.deadlineMs);
+    return this.start(req, deadline);
+  }
+
+  private start(req: CompletionRequest, deadline: Deadline): CompletionCall {
     let cancelled = false;
     let cancelTicket: (() => void) | undefined;
-    const result = this.run(
-      req,
-      () => cancelled,
-      (c) => (cancelTicket = c),
-    );
+    const result = this.run(req, deadline, {
+      isCancelled: () => cancelled,
+      setCancel: (c) => (cancelTicket = c),
+    });
+    void result.catch(() => undefined).finally(() => deadline.stop());
     return {
       result,
       cancel: () => {
@@ -112,15 +162,14 @@ export class CompletionService {
 
   private async run(
     req: CompletionRequest,
-    isCancelled: () => boolean,
-    setCancel: (cancel: () => void) => void,
+    deadline: Deadline,
+    hooks: { isCancelled: () => boolean; setCancel: (cancel: () => void) => void },
   ): Promise<CompletionResult> {
+    const { isCancelled, setCancel } = hooks;
     const started = Date.now();
     const lines = splitLines(req.text);
     checkPosition(lines, req.line, req.character);
-    const offset = offsetOf(req.text, req.line, req.character);
-    const docPrefix = req.text.slice(0, offset);
-    const docSuffix = req.text.slice(offset);
+    const { prefix: docPrefix, suffix: docSuffix } = splitAtCursor(req);
 
     const reused = this.typedAhead.lookup(req.uri, docPrefix, docSuffix);
     if (reused !== undefined) {
@@ -132,6 +181,19 @@ export class CompletionService {
         source: 'typed-ahead',
         stats: { typed_ahead: 1, total_ms: Date.now() - started },
       };
+    }
+
+    const pending = this.prefetching.get(req.uri);
+    if (pending && pending.prefix === docPrefix && pending.suffix === docSuffix) {
+      // The suggestion for this very cursor is being prefetched: it answers this request,
+      // under this request's deadline, rather than a new generation that starts over.
+      if (this.deadlineMs > 0)
+        pending.deadline.arm(Math.max(0, this.deadlineMs - (Date.now() - started)));
+      const joined = await pending.result.catch(() => undefined);
+      if (isCancelled()) return { status: 'cancelled' };
+      if (joined?.status === 'ok') {
+        return { ...joined, stats: { ...joined.stats, joined_prefetch: 1 } };
+      }
     }
 
     const target = await this.target();
@@ -187,6 +249,20 @@ export class CompletionService {
     let raw = '';
     let healer = new IndentHealer(indent);
     let handle: CompletionHandle | undefined;
+    // After an answer at the deadline the generation goes on, and every piece extends the
+    // typed-ahead entry of that answer.
+    let answer: ((text: string) => void) | undefined;
+    const answered = new Promise<string>((r) => (answer = r));
+    let answeredText: string | undefined;
+    const answerIfDue = () => {
+      if (!deadline.passed || answeredText !== undefined || healer.mismatch) return;
+      const text = postprocess(raw, ctx);
+      if (!text) return;
+      answeredText = text;
+      this.typedAhead.remember(req.uri, docPrefix, docSuffix, text);
+      answer?.(text);
+    };
+    deadline.whenPassed(answerIfDue);
     const ticket = this.scheduler.submit({
       kind: 'completion',
       key: req.uri,
@@ -203,7 +279,13 @@ export class CompletionService {
             const healed = heal.push(piece);
             if (healed !== undefined) {
               raw = healed;
-              stopped = rules.shouldStop(raw, Date.now());
+              const now = Date.now();
+              stopped = rules.shouldStop(raw, now);
+              if (answeredText === undefined) answerIfDue();
+              else {
+                this.typedAhead.extend(req.uri, docPrefix, docSuffix, postprocess(raw, ctx));
+                stopped ||= now - started > this.opts.backgroundMs;
+              }
             } else stopped = heal.mismatch;
           }
           if (stopped) h?.abort();
@@ -215,7 +297,31 @@ export class CompletionService {
     });
     setCancel(ticket.cancel);
     if (isCancelled()) ticket.cancel();
-    const outcome = await ticket.outcome;
+    const first = await Promise.race([
+      ticket.outcome,
+      answered.then((text) => ({ status: 'answered' as const, text })),
+    ]);
+    if (first.status === 'answered') {
+      this.counters.answeredAtDeadline++;
+      void ticket.outcome.then((outcome) => {
+        // The request is answered: only the typed-ahead cache and the figures are left.
+        if (outcome.status !== 'finished' || handle?.failed) return;
+        this.counters.completions++;
+        this.onFinished(outcome.stats);
+        if (!healer.mismatch) {
+          this.typedAhead.extend(req.uri, docPrefix, docSuffix, postprocess(raw, ctx));
+        }
+      });
+      return {
+        status: 'ok',
+        text: first.text,
+        source: 'model',
+        partial: true,
+        stats: { partial: 1, total_ms: Date.now() - started },
+      };
+    }
+    deadline.stop();
+    const outcome = first;
     if (outcome.status === 'failed') throw outcome.error;
     if (outcome.status !== 'finished') return { status: outcome.status };
     if (handle?.failed) return downResult(started);
@@ -348,6 +454,12 @@ export function checkPosition(lines: readonly string[], line: number, character:
       `character ${character} is out of range (line ${line} has ${lines[line].length} characters)`,
     );
   }
+}
+
+/** The document's text before and after the request's cursor. */
+function splitAtCursor(req: CompletionRequest): { prefix: string; suffix: string } {
+  const offset = offsetOf(req.text, req.line, req.character);
+  return { prefix: req.text.slice(0, offset), suffix: req.text.slice(offset) };
 }
 
 /** Offset of a valid (line, character) in `text`, counting \r\n as one line break. */

@@ -16,6 +16,18 @@ export class TypedAheadCache {
     else this.byUri.delete(uri);
   }
 
+  /**
+   * Replaces the suggestion remembered for exactly this prefix and suffix (a suggestion that
+   * grew in the background), unless a newer request has remembered something else since.
+   */
+  extend(uri: string, prefix: string, suffix: string, suggestion: string): void {
+    const r = this.byUri.get(uri);
+    if (!r || r.prefix !== prefix || r.suffix !== suffix) return;
+    if (suggestion.length > r.suggestion.length && suggestion.startsWith(r.suggestion)) {
+      r.suggestion = suggestion;
+    }
+  }
+
   /** The rest of the remembered suggestion, or undefined when it does not apply. */
   lookup(uri: string, prefix: string, suffix: string): string | undefined {
     const r = this.byUri.get(uri);

@@ -4,6 +4,9 @@
 // the head of the chat queue and restarted (from its prompt plus what it already
 // produced, so the session's KV-prefix reuse makes the restart cheap). A new completion
 // for a document supersedes any older one for the same document, queued or running.
+// While the user types (completions keep arriving), chat waits: it starts or resumes only
+// once `typingHoldMs` have passed since the last completion was asked for — a chat turn
+// restarted between two keystrokes would only be preempted again.
 import type { GenerateStats, GenerationHandle } from '../native/addon';
 
 export type JobKind = 'completion' | 'chat';
@@ -53,6 +56,8 @@ export class Scheduler {
   private readonly chats: Entry[] = [];
   private readonly counters = { superseded: 0, cancelled: 0, preemptions: 0, finished: 0 };
   private idleWaiters: (() => void)[] = [];
+  private lastCompletionAt = -Infinity;
+  private holdTimer: ReturnType<typeof setTimeout> | undefined;
 
   /**
    * `onChange`: whenever a job starts or ends (the server turns it into status
@@ -62,6 +67,7 @@ export class Scheduler {
   constructor(
     private readonly onChange: () => void = () => {},
     private readonly onGeneration: (stats: GenerateStats) => void = () => {},
+    private readonly typingHoldMs = 0,
   ) {}
 
   submit(job: Job): Ticket {
@@ -69,6 +75,7 @@ export class Scheduler {
     const outcome = new Promise<JobOutcome>((r) => (resolve = r));
     const entry: Entry = { job, resolve, settled: false };
     if (job.kind === 'completion') {
+      this.lastCompletionAt = Date.now();
       this.supersedeCompletions(job.key);
       if (this.running?.job.kind === 'chat' && !this.running.abortReason) {
         this.running.abortReason = 'preempted';
@@ -142,7 +149,18 @@ export class Scheduler {
 
   private pump(): void {
     if (this.running) return;
-    const next = this.completions.shift() ?? this.chats.shift();
+    let next = this.completions.shift();
+    if (!next && this.chats.length > 0) {
+      const wait = this.lastCompletionAt + this.typingHoldMs - Date.now();
+      if (wait > 0) {
+        // The user is typing: chat resumes once they pause.
+        clearTimeout(this.holdTimer);
+        this.holdTimer = setTimeout(() => this.pump(), wait);
+        this.onChange();
+        return;
+      }
+      next = this.chats.shift();
+    }
     if (!next) {
       const waiters = this.idleWaiters;
       this.idleWaiters = [];

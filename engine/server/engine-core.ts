@@ -51,7 +51,12 @@ export function createEngineCore(opts: {
     changed();
   };
   const totals = new SpeculationTotals();
-  const scheduler = new Scheduler(changed, (s) => totals.add(s));
+  const completionOptions = completionOptionsFromEnv();
+  const scheduler = new Scheduler(
+    changed,
+    (s) => totals.add(s),
+    completionOptions.chatTypingHoldMs,
+  );
   const host = new ModelHost({
     addon: loadAddon,
     threads: opts.threads,
@@ -67,7 +72,7 @@ export function createEngineCore(opts: {
   const completions = new CompletionService(
     host,
     scheduler,
-    completionOptionsFromEnv(),
+    completionOptions,
     finished,
     current,
     () => remote,

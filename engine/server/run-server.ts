@@ -17,13 +17,14 @@ import {
   ChatDeltaNotification,
   DidChangeStatusNotification,
   LEAPFROG_PROTOCOL_VERSION,
+  PrefetchNotification,
 } from '../protocol';
 import type { LoadRequest } from '../models/model-host';
 import { splitLines } from '../completion/context-window';
 import { promptPath } from '../completion/completion-service';
 import { checkedDocuments } from './checked-documents';
 import { createEngineCore } from './engine-core';
-import { fsPathOf, handleInlineCompletion } from './inline-completion-handler';
+import { fsPathOf, handleInlineCompletion, handlePrefetch } from './inline-completion-handler';
 import { registerLeapfrogHandlers } from './leapfrog-handlers';
 import { keepConsoleOffStdout, log } from './log';
 import { buildStatus, StatusNotifier, type ClientCounters } from './status';
@@ -109,8 +110,10 @@ export async function runLanguageServer(opts: {
       settings: next,
       reload,
       endpointChanged,
+      deadlineMs,
     } = settings.change(params.settings, core.settings);
     core.settings = next;
+    if (deadlineMs !== undefined) core.completions.deadlineMs = deadlineMs;
     const { mode, budget } = next.speculation;
     const reloading = reload && !core.remote && !endpointChanged;
     log('info', `settings: speculation ${mode}, budget ${budget}${reloading ? '; reloading' : ''}`);
@@ -172,6 +175,7 @@ export async function runLanguageServer(opts: {
   conn.languages.inlineCompletion.on((params, token) =>
     handleInlineCompletion(core, documents, params, token),
   );
+  conn.onNotification(PrefetchNotification, (params) => handlePrefetch(core, documents, params));
   registerLeapfrogHandlers(conn, core, counters, settings);
 
   conn.onShutdown(async () => {

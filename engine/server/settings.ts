@@ -88,7 +88,13 @@ export class ServerSettings {
   change(
     raw: unknown,
     base: GenerationSettings,
-  ): { settings: GenerationSettings; reload: boolean; endpointChanged: boolean } {
+  ): {
+    settings: GenerationSettings;
+    reload: boolean;
+    endpointChanged: boolean;
+    /** The completion deadline, when the section sets one. */
+    deadlineMs?: number;
+  } {
     const section = isObject(raw) && isObject(raw.leapfrog) ? raw.leapfrog : undefined;
     if (!section) return { settings: base, reload: false, endpointChanged: false };
     const s = section as LeapfrogSettings;
@@ -117,6 +123,7 @@ export class ServerSettings {
       settings,
       reload: this.key(this.loadRequest()) !== this.lastLoad,
       endpointChanged: JSON.stringify(this.endpoint() ?? null) !== this.lastEndpoint,
+      ...this.deadline(s.completion),
     };
   }
 
@@ -217,6 +224,16 @@ export class ServerSettings {
       }
       this.endpointWanted[key] = value.trim() || undefined;
     }
+  }
+
+  private deadline(raw: unknown): { deadlineMs?: number } {
+    if (!isObject(raw) || raw.deadlineMs === undefined) return {};
+    const ms = raw.deadlineMs;
+    if (typeof ms === 'number' && Number.isFinite(ms) && ms >= 0) {
+      return { deadlineMs: Math.min(Math.round(ms), 60_000) };
+    }
+    this.warn(`ignoring completion.deadlineMs ${JSON.stringify(ms)} (milliseconds ≥ 0)`);
+    return {};
   }
 
   private speculation(raw: unknown, base: GenerationSettings): GenerationSettings {

@@ -9,12 +9,17 @@ import {
   type InlineCompletionList as LspList,
   type InlineCompletionParams,
 } from 'vscode-languageclient/node';
-import { CompletionAcceptedNotification, CompletionShownNotification } from '../../engine/protocol';
+import {
+  CompletionAcceptedNotification,
+  CompletionShownNotification,
+  type LeapfrogInlineCompletionItem,
+} from '../../engine/protocol';
 import { completionSettings } from '../config';
 import type { CompletionGate } from '../gate';
 import type { Sidecar } from '../sidecar';
 import { AdaptiveDebounce } from './latency';
 import { TypedAheadCache } from './typed-ahead';
+import { Prefetcher } from './prefetch';
 
 export const ACCEPTED_COMMAND = 'leapfrog.completionAccepted';
 
@@ -23,11 +28,13 @@ export class InlineProvider implements vscode.InlineCompletionItemProvider, vsco
   private readonly cache = new TypedAheadCache();
   private inflight: vscode.CancellationTokenSource | undefined;
   private lastShown = '';
+  private readonly prefetcher: Prefetcher;
 
   constructor(
     private readonly sidecar: Sidecar,
     private readonly gate: CompletionGate,
   ) {
+    this.prefetcher = new Prefetcher(sidecar, gate);
     // A new engine (restart, other model) makes remembered suggestions meaningless.
     sidecar.onDidStartClient(() => this.cache.clear());
   }
@@ -96,7 +103,10 @@ export class InlineProvider implements vscode.InlineCompletionItemProvider, vsco
           r.start.character === pos.character &&
           r.end.line === pos.line &&
           r.end.character === pos.character);
-      if (!selected && atCursor) this.cache.remember(doc, pos, text);
+      // A partial answer (the deadline came first) grows on the server: typing on asks it
+      // for the rest rather than serving the part this side has.
+      const partial = (first as Partial<LeapfrogInlineCompletionItem>).partial === true;
+      if (!selected && atCursor && !partial) this.cache.remember(doc, pos, text);
       return this.items(doc, pos, text, selected, atCursor ? undefined : r);
     } finally {
       sub.dispose();
@@ -150,6 +160,7 @@ export class InlineProvider implements vscode.InlineCompletionItemProvider, vsco
   /** Called through ACCEPTED_COMMAND when the user takes a whole suggestion (Tab). */
   accepted(uri: string, text: string): void {
     this.cache.clear();
+    this.prefetcher.afterAccept(uri);
     void this.sidecar.client
       ?.sendNotification(CompletionAcceptedNotification, { uri, text })
       .catch(() => undefined);
@@ -157,6 +168,7 @@ export class InlineProvider implements vscode.InlineCompletionItemProvider, vsco
 
   dispose(): void {
     this.inflight?.cancel();
+    this.prefetcher.dispose();
   }
 }
 

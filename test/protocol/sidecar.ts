@@ -39,7 +39,11 @@ export function testModel(): string {
 }
 
 /** Same threads and no time budget in the sidecar and in `leapfrog complete`: same text. */
-export const testEnv = { ...process.env, LEAPFROG_COMPLETION_TIME_BUDGET_MS: '0' };
+export const testEnv = {
+  ...process.env,
+  LEAPFROG_COMPLETION_TIME_BUDGET_MS: '0',
+  LEAPFROG_COMPLETION_DEADLINE_MS: '0',
+};
 export const THREADS = '2';
 
 export interface Sidecar {

@@ -1,6 +1,6 @@
 // Runs `leapfrog` as a user would (node bin/leapfrog.js …) and captures what it printed.
-// Completion's time budget is off (as in the sidecar tests): tests compare texts, and a
-// loaded machine must not cut one run's ghost text shorter than another's.
+// Completion's time budget and deadline are off (as in the sidecar tests): tests compare texts,
+// and a loaded machine must not cut one run's ghost text shorter than another's.
 import { spawn } from 'node:child_process';
 import { cliPath } from './paths';
 
@@ -19,7 +19,11 @@ export function runCli(
     const started = Date.now();
     const child = spawn(process.execPath, [cliPath, ...args], {
       stdio: ['pipe', 'pipe', 'pipe'],
-      env: { ...process.env, LEAPFROG_COMPLETION_TIME_BUDGET_MS: '0' },
+      env: {
+        ...process.env,
+        LEAPFROG_COMPLETION_TIME_BUDGET_MS: '0',
+        LEAPFROG_COMPLETION_DEADLINE_MS: '0',
+      },
     });
     let stdout = '';
     let stderr = '';

@@ -38,7 +38,7 @@ async function setup(info = fakeInfo()) {
   const service = new CompletionService(
     host,
     scheduler,
-    { ...defaultCompletionOptions, timeBudgetMs: 0 },
+    { ...defaultCompletionOptions, timeBudgetMs: 0, deadlineMs: 0 },
     undefined,
     () => live.settings,
   );
@@ -81,6 +81,64 @@ describe('completion path (fake engine)', () => {
     const r2 = await service.complete(req('def f(a, b):\n    ret\n', 1, 7)).result;
     assert.deepEqual(r2.status === 'ok' && [r2.text, r2.source], ['urn a + b', 'typed-ahead']);
     assert.equal(completion.calls.length, 1);
+  });
+
+  it('answers at the deadline with the text so far and finishes the suggestion in the background', async () => {
+    const { completion, service } = await setup();
+    service.deadlineMs = 60;
+    completion.tickMs = 15; // a slow model: 15 ms per token
+    completion.reply = () => ['    return compute(alpha, beta)\n', 1];
+    const t0 = Date.now();
+    const r = await service.complete(req('def f():\n    \n', 1, 4)).result;
+    const waited = Date.now() - t0;
+    assert.equal(r.status, 'ok');
+    assert.ok(r.status === 'ok' && r.partial, 'answered before the generation ended');
+    const shown = r.status === 'ok' ? r.text : '';
+    assert.ok(shown.length > 0 && 'return compute(alpha, beta)'.startsWith(shown), shown);
+    assert.ok(shown.length < 'return compute(alpha, beta)'.length, `whole line already: ${shown}`);
+    assert.ok(waited < 60 + 4 * 15 + 40, `answered after ${waited} ms`);
+    // The generation went on: once it is done, typing the shown text on is served the rest.
+    await new Promise((res) => setTimeout(res, 30 * 15));
+    assert.equal(completion.calls.length, 1);
+    assert.equal(completion.calls[0].aborted, true, 'stopped at the line end, not run out');
+    const typed = 'def f():\n    ' + shown + '\n';
+    const rest = await service.complete(req(typed, 1, 4 + shown.length)).result;
+    assert.deepEqual(rest.status === 'ok' && [rest.text, rest.source], [
+      'return compute(alpha, beta)'.slice(shown.length),
+      'typed-ahead',
+    ]);
+    assert.equal(completion.calls.length, 1, 'no second generation');
+  });
+
+  it('a finished prefetch answers the request at its cursor without the model', async () => {
+    const { completion, service } = await setup();
+    completion.reply = () => ['    total = 0', 1];
+    await service.prefetch(req('def f():\n    \n', 1, 4)).result;
+    const r = await service.complete(req('def f():\n    \n', 1, 4)).result;
+    assert.deepEqual(r.status === 'ok' && [r.text, r.source], ['total = 0', 'typed-ahead']);
+    assert.equal(completion.calls.length, 1);
+  });
+
+  it('a request at the cursor of a running prefetch joins it; one elsewhere supersedes it', async () => {
+    const { completion, service } = await setup();
+    service.deadlineMs = 0;
+    completion.tickMs = 5;
+    completion.reply = () => ['    items.append(value)', 1];
+    const doc = 'def f():\n    \n';
+    const pre = service.prefetch(req(doc, 1, 4));
+    await new Promise((res) => setTimeout(res, 20));
+    const joined = await service.complete(req(doc, 1, 4)).result;
+    assert.deepEqual(joined.status === 'ok' && joined.text, 'items.append(value)');
+    assert.equal(completion.calls.length, 1, 'the request joined the prefetch');
+    assert.equal((await pre.result).status, 'ok');
+
+    const other = 'def g():\n    \n    \n';
+    const pre2 = service.prefetch(req(other, 1, 4));
+    await new Promise((res) => setTimeout(res, 20));
+    const elsewhere = await service.complete(req(other, 2, 4)).result;
+    assert.equal(elsewhere.status, 'ok');
+    assert.equal((await pre2.result).status, 'superseded');
+    assert.equal(completion.calls.length, 3);
   });
 
   it('cancel aborts the native generation', async () => {

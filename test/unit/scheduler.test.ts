@@ -105,6 +105,39 @@ describe('scheduler', () => {
     assert.equal(sched.snapshot().counters.preemptions, 1);
   });
 
+  it('chat waits while the user types: it resumes only a pause after the last completion', async () => {
+    const chatSession = new FakeSession();
+    const compSession = new FakeSession();
+    const hold = 120;
+    const sched = new Scheduler(undefined, undefined, hold);
+    const chatStarts: number[] = [];
+    const chat: Job = {
+      kind: 'chat',
+      key: 'conv',
+      start: () => {
+        chatStarts.push(Date.now());
+        chatSession.reply = () => ['c'.repeat(5)];
+        return chatSession.generate([1], { maxTokens: 5, stopAtEog: true } as never, () => {});
+      },
+    };
+    // Keystrokes 40 ms apart, each asking for a completion; a chat message in between.
+    const t0 = Date.now();
+    sched.submit(job(compSession, 'completion', 'doc', 'a'));
+    const c = sched.submit(chat);
+    let lastKey = t0;
+    for (let i = 0; i < 4; i++) {
+      await new Promise((r) => setTimeout(r, 40));
+      lastKey = Date.now();
+      sched.submit(job(compSession, 'completion', 'doc', 'b'));
+    }
+    assert.equal((await c.outcome).status, 'finished');
+    assert.equal(chatStarts.length, 1, 'the chat turn started once, after the typing');
+    assert.ok(
+      chatStarts[0]! - lastKey >= hold - 5,
+      `chat started ${chatStarts[0]! - lastKey} ms after the last keystroke`,
+    );
+  });
+
   it('a job whose start throws fails without blocking the queue', async () => {
     const s = new FakeSession();
     const sched = new Scheduler();
