@@ -239,6 +239,10 @@ export interface StatusResult {
     completionsCancelled: number;
     completionsSuperseded: number;
     typedAheadHits: number;
+    /** Answered at the deadline with part of the suggestion (the rest came in the background). */
+    completionsAtDeadline: number;
+    /** leapfrog/prefetch notifications acted on. */
+    prefetches: number;
     chatTurns: number;
     chatPreemptions: number;
     shown: number;

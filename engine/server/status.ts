@@ -87,6 +87,8 @@ export function buildStatus(core: EngineCore, client: ClientCounters): StatusRes
       completionsCancelled: snap.counters.cancelled,
       completionsSuperseded: snap.counters.superseded,
       typedAheadHits: completions.counters.typedAheadHits,
+      completionsAtDeadline: completions.counters.answeredAtDeadline,
+      prefetches: completions.counters.prefetches,
       chatTurns: chat.counters.chatTurns,
       chatPreemptions: snap.counters.preemptions,
       shown: client.shown,

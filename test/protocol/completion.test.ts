@@ -9,6 +9,7 @@ import { CancellationTokenSource, ResponseError } from 'vscode-jsonrpc/node';
 import {
   cli,
   completeIn,
+  delay,
   fileUri,
   root,
   settledStatus,
@@ -81,6 +82,40 @@ describe('protocol: inline completion', function () {
     const fromCli = JSON.parse(r.stdout) as { text: string; stats: Record<string, number> };
     assert.equal(fromServer, fromCli.text);
     assert.equal(typeof fromCli.stats.generated, 'number');
+  });
+
+  it('leapfrog/prefetch computes the suggestion ahead; the request at that cursor is served from it', async () => {
+    const expected = await completeIn(s, fileUri(join(dir, 'reference.py')), SOURCE, CURSOR);
+    const uri = fileUri(join(dir, 'prefetched.py'));
+    await s.conn.sendNotification('textDocument/didOpen', {
+      textDocument: { uri, languageId: 'python', version: 1, text: SOURCE },
+    });
+    const before = await status(s);
+    await s.conn.sendNotification('leapfrog/prefetch', { uri, position: CURSOR });
+    // Ignored, not fatal: a document the server does not have, a position of the wrong type.
+    await s.conn.sendNotification('leapfrog/prefetch', {
+      uri: 'file:///nowhere.py',
+      position: CURSOR,
+    });
+    await s.conn.sendNotification('leapfrog/prefetch', { uri, position: { line: 'x' } });
+    let mid = await status(s);
+    for (let i = 0; i < 200 && mid.counters.completions === before.counters.completions; i++) {
+      await delay(25);
+      mid = await status(s);
+    }
+    assert.equal(mid.counters.prefetches, before.counters.prefetches + 1);
+    assert.equal(mid.counters.completions, before.counters.completions + 1, 'the prefetch ran');
+    const list = (await s.conn.sendRequest('textDocument/inlineCompletion', {
+      textDocument: { uri },
+      position: CURSOR,
+      context: { triggerKind: 2 },
+    })) as { items: { insertText: string }[] };
+    const after = await status(s);
+    assert.equal(list.items[0]?.insertText ?? '', expected, 'the same text as asked directly');
+    if (expected) {
+      assert.equal(after.counters.typedAheadHits, before.counters.typedAheadHits + 1);
+      assert.equal(after.counters.completions, mid.counters.completions, 'no second generation');
+    }
   });
 
   it('a typing storm leaves only the last request running and leaks nothing', async function () {
