@@ -9,6 +9,7 @@ import { EndpointKey } from './endpoint-key';
 import { explainSelection } from './explain';
 import { CompletionGate } from './gate';
 import { ACCEPTED_COMMAND, InlineProvider } from './inline/provider';
+import { Responsiveness } from './responsiveness';
 import { registerLanguageModelProvider } from './lm/register';
 import { Log } from './log';
 import { chooseModel, showStatusMenu } from './menu';
@@ -25,6 +26,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   sidecar = engine;
   const status = new StatusBar(gate);
   const inline = new InlineProvider(engine, gate);
+  const responsiveness = new Responsiveness();
   const chat = new ChatController(engine, new ChatHistory(context.globalState));
   const chatView = new ChatViewProvider(context.extensionUri, chat);
   const render = () => status.render(engine.view);
@@ -56,6 +58,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       downloadModelCommand(context, engine, log),
     ),
     vscode.commands.registerCommand('leapfrog.showLog', () => log.show()),
+    responsiveness,
+    vscode.commands.registerCommand('leapfrog.reportResponsiveness', () => responsiveness.report()),
     vscode.commands.registerCommand('leapfrog.restart', () => engine.restart()),
     endpointKey,
     endpointKey.onDidChange((key) => engine.pushEndpointKey(key)),

@@ -15,6 +15,7 @@ import { TypedAheadCache } from './typed-ahead';
 import { fitBudgets, type CompletionOptions } from './completion-options';
 import { lookupCorpus } from './lookup-corpus';
 import { Deadline } from './deadline';
+import { PrefillRate } from './prefill-rate';
 import { GENERATION_DEFAULTS } from '../protocol';
 import {
   COMPLETION_OVERRIDES,
@@ -78,6 +79,8 @@ export interface CompletionTarget {
   extraChunks: boolean;
   /** Texts of special tokens that must never reach ghost text. */
   specialTexts: readonly string[];
+  /** The local model's measured prompt speed (sizes the suffix); none for an endpoint. */
+  prefillRate?: PrefillRate;
   /**
    * Builds the request for `parts`; the function returned starts it (the scheduler calls
    * it), passing each piece of text to `onPiece` and null for a token that ends the
@@ -96,6 +99,7 @@ export class CompletionService {
   readonly typedAhead = new TypedAheadCache();
   private readonly tokenCounts = new WeakMap<LoadedEngine, Map<string, number>>();
   private readonly chunkTokens = new WeakMap<LoadedEngine, Map<string, number[]>>();
+  private readonly prefillRates = new WeakMap<LoadedEngine, PrefillRate>();
   counters = { completions: 0, typedAheadHits: 0, answeredAtDeadline: 0, prefetches: 0 };
   /** The request deadline in force (the setting leapfrog.completion.deadlineMs). */
   deadlineMs: number;
@@ -203,6 +207,11 @@ export class CompletionService {
     const count = (text: string) => target.countTokens(text);
     const maxTokens = Math.max(1, Math.min(req.maxTokens ?? this.opts.maxTokens, target.nCtx / 2));
     const budgets = fitBudgets(this.opts, target.nCtx, maxTokens);
+    const suffixTokens =
+      target.prefillRate?.suffixTokens(
+        budgets.suffixTokens,
+        deadline.armed ? this.deadlineMs : 0,
+      ) ?? budgets.suffixTokens;
 
     this.ring.noteActivity(req.uri, req.path, lines, req.line);
     this.ring.rotate(req.uri, count);
@@ -212,7 +221,7 @@ export class CompletionService {
       req.character,
       {
         prefixTokens: budgets.prefixTokens,
-        suffixTokens: budgets.suffixTokens,
+        suffixTokens,
         anchorLines: this.opts.anchorLines,
       },
       count,
@@ -307,6 +316,7 @@ export class CompletionService {
         // The request is answered: only the typed-ahead cache and the figures are left.
         if (outcome.status !== 'finished' || handle?.failed) return;
         this.counters.completions++;
+        target.prefillRate?.note(outcome.stats);
         this.onFinished(outcome.stats);
         if (!healer.mismatch) {
           this.typedAhead.extend(req.uri, docPrefix, docSuffix, postprocess(raw, ctx));
@@ -326,6 +336,7 @@ export class CompletionService {
     if (outcome.status !== 'finished') return { status: outcome.status };
     if (handle?.failed) return downResult(started);
     this.counters.completions++;
+    target.prefillRate?.note(outcome.stats);
     this.onFinished(outcome.stats);
     const text = healer.mismatch ? '' : postprocess(raw, ctx);
     this.typedAhead.remember(req.uri, docPrefix, docSuffix, text);
@@ -352,6 +363,7 @@ export class CompletionService {
       countTokens: this.tokenCounter(engine),
       extraChunks: usesExtraChunks(engine.fim),
       specialTexts: engine.fim.specialTexts,
+      prefillRate: this.prefillRateOf(engine),
       prepare: (parts, params, ringChunks) => {
         // The lookup drafter searches every ring chunk, whether or not the template shows
         // them to the model: they cost no context, and code nearby often repeats them.
@@ -376,6 +388,12 @@ export class CompletionService {
           );
       },
     };
+  }
+
+  private prefillRateOf(engine: LoadedEngine): PrefillRate {
+    let r = this.prefillRates.get(engine);
+    if (!r) this.prefillRates.set(engine, (r = new PrefillRate()));
+    return r;
   }
 
   /** Token ids of a ring chunk, cached per model (the ring changes slowly). */

@@ -5,10 +5,13 @@ export class Deadline {
   private timer: ReturnType<typeof setTimeout> | undefined;
   private onPass: () => void = () => {};
   passed = false;
+  /** Whether the clock was started (a prefetch's starts only if a request joins it). */
+  armed = false;
 
   /** Starts the clock (once; later calls do nothing). */
   arm(ms: number): void {
     if (this.timer !== undefined || this.passed) return;
+    this.armed = true;
     this.timer = setTimeout(() => {
       this.timer = undefined;
       this.passed = true;

@@ -17,16 +17,7 @@ import {
   buildGenerateParams,
   mergeOverrides,
 } from '../../engine/generation/generation-config';
-
-function arg(name: string, fallback?: string): string | undefined {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 ? process.argv[i + 1] : fallback;
-}
-
-function percentile(xs: number[], p: number): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length ? s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] : NaN;
-}
+import { arg, percentile } from './script-args';
 
 async function main(): Promise<void> {
   const file = resolve(

@@ -1,0 +1,43 @@
+// How long the extension host's event loop was blocked (perf_hooks' event-loop delay
+// histogram): the editor freezes while it is. "Leapfrog: Report Extension Host
+// Responsiveness" shows the figures since the last report (or since activation) and starts
+// over; the editor-latency benchmark reads them from the notification.
+import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
+import * as vscode from 'vscode';
+
+export class Responsiveness implements vscode.Disposable {
+  private readonly histogram: IntervalHistogram;
+  private since = Date.now();
+
+  constructor() {
+    this.histogram = monitorEventLoopDelay({ resolution: 10 });
+    this.histogram.enable();
+  }
+
+  /** The figures (ms) since the last report, and starts over. */
+  take(): { maxMs: number; p99Ms: number; meanMs: number; seconds: number } {
+    const h = this.histogram;
+    const ms = (ns: number) => Math.round(ns / 1e5) / 10;
+    const out = {
+      maxMs: ms(h.max),
+      p99Ms: ms(h.percentile(99)),
+      meanMs: ms(h.mean),
+      seconds: Math.round((Date.now() - this.since) / 100) / 10,
+    };
+    h.reset();
+    this.since = Date.now();
+    return out;
+  }
+
+  report(): void {
+    const r = this.take();
+    void vscode.window.showInformationMessage(
+      `Leapfrog: extension host event loop over ${r.seconds} s: ` +
+        `longest block ${r.maxMs} ms, p99 ${r.p99Ms} ms, mean ${r.meanMs} ms`,
+    );
+  }
+
+  dispose(): void {
+    this.histogram.disable();
+  }
+}
