@@ -40,11 +40,36 @@ export class Log implements vscode.Disposable {
       // logger: those lines are passed through as they are.
       error: (m, ...a) => {
         const text = fmt(m, a);
+        this.noteClientError(text);
         if (/^\s*\[\d{4}-\d\d-\d\d/.test(text) || /^leapfrog: /.test(text))
           ch.appendLine(text.trimEnd());
         else this.line('error', text);
       },
     };
+  }
+
+  /**
+   * Why the sidecar last stopped, as far as its last words tell: how the process ended
+   * ("Server process exited with signal SIGKILL.", logged by the client) and the last error
+   * the engine wrote to stderr. Empty until it has stopped once.
+   */
+  lastExit = '';
+  private lastEngineError = '';
+
+  /** The reason of the latest stop, in one line (for the status bar and the notification). */
+  stopReason(): string {
+    const how = this.lastExit.replace(/^Server process /, '').replace(/\.$/, '');
+    return [how, this.lastEngineError].filter(Boolean).join('; ');
+  }
+
+  private noteClientError(text: string): void {
+    if (/^Server process exited with/.test(text)) {
+      this.lastExit = text.trim();
+      return;
+    }
+    // The engine's own error lines ("[time] [error] …", "leapfrog: error: …").
+    const m = /\[error\]\s*(.+)$|^leapfrog: (?:error|fatal): (.+)$/m.exec(text.trim());
+    if (m) this.lastEngineError = (m[1] ?? m[2] ?? '').trim().slice(0, 200);
   }
 
   private line(level: string, message: string): void {

@@ -270,10 +270,18 @@ export class Sidecar implements vscode.Disposable {
     this.crashes = this.crashes.filter((t) => now - t < CRASH_WINDOW_MS);
     this.crashes.push(now);
     if (this.crashes.length > MAX_CRASHES) {
-      const msg = `the engine stopped ${this.crashes.length} times in 3 minutes; not restarting it`;
-      this.log.error(msg);
-      this.set({ phase: 'error', message: msg });
-      this.notifyOnce(msg, 'Show Log');
+      // The client logs how the process ended just after calling us: read it a moment later.
+      setTimeout(() => {
+        if (gen !== this.generation) return;
+        const why = this.log.stopReason();
+        const msg =
+          `the engine stopped ${this.crashes.length} times in 3 minutes` +
+          `${why ? ` (last: ${why})` : ''}; not restarting it by itself`;
+        this.log.error(msg);
+        this.set({ phase: 'error', message: msg });
+        this.notifyOnce(msg, 'Restart Engine', 'Show Log');
+      }, 200);
+      this.set({ phase: 'error', message: 'the engine stopped too often' });
       return { action: CloseAction.DoNotRestart, handled: true };
     }
     this.log.warn('the engine stopped; restarting it');

@@ -202,6 +202,47 @@ describe('e2e: Leapfrog in a real VS Code (code-server + Chromium)', function ()
     await typeAndAccept(s, 'shapes.py', 'def diameter(r):\n', 'ghost-text-after-restart');
   });
 
+  it('crashes in a row: the status says why and offers a restart, which brings it back', async function () {
+    const { page } = s;
+    // Kill every sidecar as soon as it appears, until the extension stops restarting it.
+    const killed = new Set<number>();
+    let quietSince = Date.now();
+    const deadline = Date.now() + 120_000;
+    while (Date.now() < deadline && Date.now() - quietSince < 4000) {
+      for (const pid of sidecarPids(s.codeServerPid)) {
+        if (killed.has(pid)) continue;
+        killed.add(pid);
+        quietSince = Date.now();
+        try {
+          process.kill(pid, 'SIGKILL');
+        } catch {
+          // it ended by itself
+        }
+      }
+      await sleep(100);
+    }
+    assert.equal(sidecarPids(s.codeServerPid).length, 0, 'no sidecar is restarted by itself');
+    assert.match(await statusText(page), /engine stopped/);
+    // The notification (a toast, or in the notification centre when toasts are held back).
+    const said = /stopped \d+ times in 3 minutes \(last: exited with signal SIGKILL/;
+    const item = page.locator('.notification-list-item', {
+      hasText: 'not restarting it by itself',
+    });
+    if (
+      !(await item
+        .first()
+        .isVisible()
+        .catch(() => false))
+    ) {
+      await runCommand(page, 'Notifications: Show Notifications');
+    }
+    await item.first().waitFor({ timeout: 10_000 });
+    assert.match((await item.first().textContent()) ?? '', said);
+    await item.first().locator('.monaco-button', { hasText: 'Restart Engine' }).click();
+    await waitReady(page);
+    assert.equal(sidecarPids(s.codeServerPid).length, 1, 'one sidecar after the restart');
+  });
+
   it('a model path that does not exist: one clear error, and the status bar says so', async function () {
     const { page } = s;
     await setSetting(
