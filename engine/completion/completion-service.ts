@@ -105,6 +105,8 @@ export class CompletionService {
   deadlineMs: number;
   /** Prefetches in flight, by document: a request for the same text and cursor joins one. */
   private readonly prefetching = new Map<string, Prefetch>();
+  /** The cursor of the latest request per document (a prefetch there would supersede it). */
+  private readonly lastAsked = new Map<string, { prefix: string; suffix: string }>();
 
   constructor(
     private readonly host: ModelHost,
@@ -128,6 +130,11 @@ export class CompletionService {
    */
   prefetch(req: CompletionRequest): CompletionCall {
     const { prefix, suffix } = splitAtCursor(req);
+    const last = this.lastAsked.get(req.uri);
+    if (last && last.prefix === prefix && last.suffix === suffix) {
+      // The user's own request for this cursor is answered or under way: nothing to add.
+      return { result: Promise.resolve({ status: 'cancelled' }), cancel: () => {} };
+    }
     const deadline = new Deadline();
     const call = this.start(req, deadline);
     const entry: Prefetch = { prefix, suffix, result: call.result, deadline };
@@ -141,7 +148,15 @@ export class CompletionService {
     return call;
   }
 
+  /** A document was closed: what is remembered of it goes. */
+  forgetDocument(uri: string): void {
+    this.typedAhead.forget(uri);
+    this.lastAsked.delete(uri);
+    this.ring.forget(uri);
+  }
+
   complete(req: CompletionRequest): CompletionCall {
+    this.lastAsked.set(req.uri, splitAtCursor(req));
     const deadline = new Deadline();
     if (this.deadlineMs > 0) deadline.arm(this.deadlineMs);
     return this.start(req, deadline);

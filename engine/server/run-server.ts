@@ -167,8 +167,7 @@ export async function runLanguageServer(opts: {
     core.completions.ring.noteActivity(document.uri, promptPath(fsPathOf(document.uri)), lines, 0);
   });
   documents.onDidClose(({ document }) => {
-    core.completions.ring.forget(document.uri);
-    core.completions.typedAhead.forget(document.uri);
+    core.completions.forgetDocument(document.uri);
   });
   documents.listen(conn);
 

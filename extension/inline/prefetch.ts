@@ -1,14 +1,17 @@
 // Prefetch: tells the engine where the user is about to ask for ghost text, so it reads the
 // file into the model's cache and has the suggestion ready (leapfrog/prefetch). Sent when a
-// file is opened or focused (once the user has stayed on it for a moment) and right after a
-// suggestion is accepted, at the new cursor (llama.vscode does the same after an accept).
+// file is opened or focused and when the cursor has moved and rests (once it has stayed put
+// for a moment), and right after a suggestion is accepted, at the new cursor (llama.vscode
+// does the same after an accept). A cursor the engine has just answered for costs nothing:
+// the engine's typed-ahead memory answers it.
 import * as vscode from 'vscode';
 import { PrefetchNotification } from '../../engine/protocol';
 import type { CompletionGate } from '../gate';
 import type { Sidecar } from '../sidecar';
 
-/** Switching through tabs quickly should not start a prefetch per tab. */
+/** Switching through tabs or moving through lines quickly should not start a prefetch each. */
 const FOCUS_SETTLE_MS = 250;
+const CURSOR_SETTLE_MS = 400;
 
 export class Prefetcher implements vscode.Disposable {
   private timer: NodeJS.Timeout | undefined;
@@ -19,9 +22,12 @@ export class Prefetcher implements vscode.Disposable {
     private readonly gate: CompletionGate,
   ) {
     this.subs = [
-      vscode.window.onDidChangeActiveTextEditor((e) => this.soon(e)),
+      vscode.window.onDidChangeActiveTextEditor((e) => this.soon(e, FOCUS_SETTLE_MS)),
+      vscode.window.onDidChangeTextEditorSelection((e) =>
+        this.soon(e.textEditor, CURSOR_SETTLE_MS),
+      ),
       // An engine (re)started: the editor in front is the one to prepare.
-      sidecar.onDidStartClient(() => this.soon(vscode.window.activeTextEditor)),
+      sidecar.onDidStartClient(() => this.soon(vscode.window.activeTextEditor, FOCUS_SETTLE_MS)),
     ];
   }
 
@@ -33,12 +39,12 @@ export class Prefetcher implements vscode.Disposable {
     }, 0);
   }
 
-  private soon(editor: vscode.TextEditor | undefined): void {
+  private soon(editor: vscode.TextEditor | undefined, settleMs: number): void {
     if (this.timer) clearTimeout(this.timer);
     if (!editor) return;
     this.timer = setTimeout(() => {
       if (vscode.window.activeTextEditor === editor) this.send(editor);
-    }, FOCUS_SETTLE_MS);
+    }, settleMs);
   }
 
   private send(editor: vscode.TextEditor): void {

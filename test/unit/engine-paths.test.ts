@@ -119,6 +119,20 @@ describe('completion path (fake engine)', () => {
     assert.equal(completion.calls.length, 1);
   });
 
+  it('a prefetch at the cursor the user just asked for does nothing (it would supersede the request)', async () => {
+    const { completion, service } = await setup();
+    completion.tickMs = 5;
+    completion.reply = () => ['    value = compute()', 1];
+    const doc = 'def f():\n    \n';
+    const asked = service.complete(req(doc, 1, 4));
+    await new Promise((res) => setTimeout(res, 10));
+    const pre = await service.prefetch(req(doc, 1, 4)).result;
+    assert.equal(pre.status, 'cancelled');
+    const r = await asked.result;
+    assert.deepEqual(r.status === 'ok' && r.text, 'value = compute()');
+    assert.equal(completion.calls.length, 1);
+  });
+
   it('a request at the cursor of a running prefetch joins it; one elsewhere supersedes it', async () => {
     const { completion, service } = await setup();
     service.deadlineMs = 0;
