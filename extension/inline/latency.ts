@@ -12,9 +12,13 @@ export class AdaptiveDebounce {
     return this.ewma ?? 0;
   }
 
-  /** The wait before the next request: the user's minimum, raised to half the typical latency. */
+  /**
+   * The wait before the next request: the user's minimum, raised to half the typical latency
+   * — at most 200 ms: with the engine's deadline a request is answered within ~300 ms, and a
+   * longer wait would only add to every pause (VS Code itself waits ~50 ms before asking).
+   */
   delay(minimumMs: number): number {
-    const adaptive = this.ewma === undefined ? 0 : Math.min(350, this.ewma / 2);
+    const adaptive = this.ewma === undefined ? 0 : Math.min(200, this.ewma / 2);
     return Math.max(minimumMs, Math.round(adaptive));
   }
 }

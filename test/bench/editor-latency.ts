@@ -1,14 +1,15 @@
 // Benchmark (not a test): keystroke → ghost text in the real editor. code-server + Chromium
 // (the e2e harness) with the extension and a model, a scripted typing session in a real
-// source file of this repository: at each of N places, a new line (Enter), a few characters of
-// the line that follows in the original typed at 110 ms a key, a pause, and on every other
-// place Tab to accept. The page itself timestamps every key (keydown, capture phase) and every
+// source file of this repository, in one stretch of it as a person works: at each of N places
+// (lines of that stretch, bottom first), a new line (Enter), a few characters of the line that
+// follows in the original typed at 110 ms a key, a pause, and on every other place Tab to
+// accept. Before typing, the engine reads the file (the prefetch on focus) until it is idle. The page itself timestamps every key (keydown, capture phase) and every
 // change of the ghost text (a MutationObserver on the workbench), so the figures are what a
 // person sees, Chromium's rendering included. At the end the extension reports how long its
 // host's event loop was blocked ("Leapfrog: Report Extension Host Responsiveness").
 //
 //   npx tsx test/bench/editor-latency.ts [--model F] [--draft F] [--threads N] [--file F]
-//       [--places N] [--out results.json]
+//       [--places N] [--pause-ms MS] [--out results.json]
 //
 // Latency of a measured key: from its keydown to the first moment after it that ghost text
 // is shown. "none": no ghost text before the next key (or within the pause).
@@ -27,7 +28,6 @@ import {
 import { arg, percentile } from './script-args';
 
 const KEY_MS = 110;
-const PAUSE_MS = 1600;
 
 // Runs in the page (a string: this file is type-checked without the DOM library).
 const INSTRUMENT = `(() => {
@@ -69,6 +69,21 @@ async function gotoLineEnd(s: Session, line: number): Promise<void> {
   await sleep(300);
 }
 
+/** Until the status bar has said "ready" (not busy) for a second, at most three minutes. */
+async function waitIdle(s: Session): Promise<void> {
+  const item = s.page.locator('[id="leapfrog.leapfrog.leapfrog.status"]');
+  const deadline = Date.now() + 180_000;
+  let readySince = 0;
+  while (Date.now() < deadline) {
+    const label = (await item.getAttribute('aria-label').catch(() => '')) ?? '';
+    if (/Leapfrog ready/.test(label)) {
+      readySince ||= Date.now();
+      if (Date.now() - readySince > 1000) return;
+    } else readySince = 0;
+    await sleep(200);
+  }
+}
+
 async function main(): Promise<void> {
   const why = skipReason();
   if (why) {
@@ -80,33 +95,31 @@ async function main(): Promise<void> {
   const text = readFileSync(source, 'utf8');
   const lines = text.split('\n');
   const places = Number(arg('places', '12'));
+  const PAUSE_MS = Number(arg('pause-ms', '1600'));
   const model = arg('model');
   const settings: Record<string, unknown> = {
     'leapfrog.threads': Number(arg('threads', '2')),
     ...(model ? { 'leapfrog.model': resolve(model) } : {}),
     ...(arg('draft') !== undefined ? { 'leapfrog.draftModel': arg('draft') } : {}),
   };
-  // Places: code lines followed by a code line, spread over the file, bottom first (an
-  // edit then never moves a place still to come).
+  // Places: code lines followed by a code line, from the middle of the file on, bottom first
+  // (an edit then never moves a place still to come).
   const candidates: number[] = [];
-  for (let i = 10; i + 1 < lines.length; i++) {
+  for (let i = Math.floor(lines.length / 2); i + 1 < lines.length; i++) {
     const next = lines[i + 1]!.trim();
     if (lines[i]!.trim().length > 8 && next.length > 12 && !next.startsWith('//')) {
       candidates.push(i);
     }
   }
-  const step = Math.max(1, Math.floor(candidates.length / places));
-  const chosen = candidates
-    .filter((_, k) => k % step === 0)
-    .slice(0, places)
-    .reverse();
+  const chosen = candidates.slice(0, places).reverse();
 
   const s = await launch('editor-latency', { [name]: text }, settings);
   try {
     await waitReady(s.page, 180_000);
     await openFile(s.page, name);
-    // The model reads the file (the prefetch on focus); a user reads it for a moment too.
-    await sleep(4000);
+    await gotoLineEnd(s, chosen[0]! + 1);
+    // The model reads the file (the prefetch when the cursor rests) while the user reads it.
+    await waitIdle(s);
     await runCommand(s.page, 'Leapfrog: Report Extension Host Responsiveness'); // starts over
     await sleep(500);
     await s.page.keyboard.press('Escape');
