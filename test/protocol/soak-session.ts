@@ -1,6 +1,6 @@
 // A scripted editing session against the real sidecar, for as long as asked: typing into a
 // document with an inline completion per keystroke (the previous one cancelled, as the
-// extension does), a chat turn every few seconds (streamed, in two conversations that are
+// extension does) and a pause at the end of each line, a chat turn every few seconds (streamed, in two conversations that are
 // reset now and then), the document closed and reopened from time to time, and a status
 // sample every few seconds (the sidecar's RSS and heap, its native sessions). Used by the
 // soak test in `npm test` (one minute) and by test/bench/soak.ts (an hour).
@@ -131,7 +131,8 @@ export async function soak(
           },
         ),
     );
-    await delay(keyMs);
+    // A person pauses at the end of a line (chat, held while they type, runs then).
+    await delay(ch === '\n' ? 10 * keyMs : keyMs);
   }
   await Promise.all(pending);
   return report;
