@@ -9,7 +9,9 @@
 // host's event loop was blocked ("Leapfrog: Report Extension Host Responsiveness").
 //
 //   npx tsx test/bench/editor-latency.ts [--model F] [--draft F] [--threads N] [--file F]
-//       [--places N] [--pause-ms MS] [--out results.json]
+//       [--places N] [--pause-ms MS] [--completions off] [--out results.json]
+// `--completions off` runs the same session with ghost text switched off: the extension
+// host's event-loop figures without Leapfrog's completions, to compare against.
 //
 // Latency of a measured key: from its keydown to the first moment after it that ghost text
 // is shown. "none": no ghost text before the next key (or within the pause).
@@ -101,6 +103,7 @@ async function main(): Promise<void> {
     'leapfrog.threads': Number(arg('threads', '2')),
     ...(model ? { 'leapfrog.model': resolve(model) } : {}),
     ...(arg('draft') !== undefined ? { 'leapfrog.draftModel': arg('draft') } : {}),
+    ...(arg('completions') === 'off' ? { 'leapfrog.completion.enabled': false } : {}),
   };
   // Places: code lines followed by a code line, from the middle of the file on, bottom first
   // (an edit then never moves a place still to come).
