@@ -129,6 +129,11 @@ export class CompletionService {
    * cursor in the same document, joined by one for the same cursor.
    */
   prefetch(req: CompletionRequest): CompletionCall {
+    try {
+      checkPosition(splitLines(req.text), req.line, req.character);
+    } catch (err) {
+      return { result: Promise.reject(err as Error), cancel: () => {} };
+    }
     const { prefix, suffix } = splitAtCursor(req);
     const last = this.lastAsked.get(req.uri);
     if (last && last.prefix === prefix && last.suffix === suffix) {
@@ -136,7 +141,7 @@ export class CompletionService {
       return { result: Promise.resolve({ status: 'cancelled' }), cancel: () => {} };
     }
     const deadline = new Deadline();
-    const call = this.start(req, deadline);
+    const call = this.start(req, deadline, false);
     const entry: Prefetch = { prefix, suffix, result: call.result, deadline };
     this.prefetching.set(req.uri, entry);
     this.counters.prefetches++;
@@ -156,16 +161,17 @@ export class CompletionService {
   }
 
   complete(req: CompletionRequest): CompletionCall {
-    this.lastAsked.set(req.uri, splitAtCursor(req));
     const deadline = new Deadline();
     if (this.deadlineMs > 0) deadline.arm(this.deadlineMs);
-    return this.start(req, deadline);
+    return this.start(req, deadline, true);
   }
 
-  private start(req: CompletionRequest, deadline: Deadline): CompletionCall {
+  /** `asked`: the user's own request (a prefetch is not). */
+  private start(req: CompletionRequest, deadline: Deadline, asked: boolean): CompletionCall {
     let cancelled = false;
     let cancelTicket: (() => void) | undefined;
     const result = this.run(req, deadline, {
+      asked,
       isCancelled: () => cancelled,
       setCancel: (c) => (cancelTicket = c),
     });
@@ -182,13 +188,18 @@ export class CompletionService {
   private async run(
     req: CompletionRequest,
     deadline: Deadline,
-    hooks: { isCancelled: () => boolean; setCancel: (cancel: () => void) => void },
+    hooks: {
+      asked: boolean;
+      isCancelled: () => boolean;
+      setCancel: (cancel: () => void) => void;
+    },
   ): Promise<CompletionResult> {
     const { isCancelled, setCancel } = hooks;
     const started = Date.now();
     const lines = splitLines(req.text);
     checkPosition(lines, req.line, req.character);
     const { prefix: docPrefix, suffix: docSuffix } = splitAtCursor(req);
+    if (hooks.asked) this.lastAsked.set(req.uri, { prefix: docPrefix, suffix: docSuffix });
 
     const reused = this.typedAhead.lookup(req.uri, docPrefix, docSuffix);
     if (reused !== undefined) {
@@ -489,7 +500,7 @@ export function checkPosition(lines: readonly string[], line: number, character:
   }
 }
 
-/** The document's text before and after the request's cursor. */
+/** The document's text before and after the request's cursor (a position checked first). */
 function splitAtCursor(req: CompletionRequest): { prefix: string; suffix: string } {
   const offset = offsetOf(req.text, req.line, req.character);
   return { prefix: req.text.slice(0, offset), suffix: req.text.slice(offset) };

@@ -118,8 +118,9 @@ export class HostileInput {
           out.push(
             this.request('textDocument/inlineCompletion', { textDocument: { uri }, position }),
           );
+          out.push(this.notify('leapfrog/prefetch', { uri, position }));
         }
-        return `${n} completions at bad positions`;
+        return `${n} completions and prefetches at bad positions`;
       }
       case 'big-documents': {
         // In turn, so that any three big-document bursts cover all three.
@@ -507,6 +508,7 @@ export class HostileInput {
       ],
       ['leapfrog/completionShown', { uri, text: 'x' }],
       ['leapfrog/completionAccepted', { uri, text: 'x' }],
+      ['leapfrog/prefetch', { uri, position }],
     ];
   }
 }
