@@ -34,7 +34,7 @@ export const defaultCompletionOptions: CompletionOptions = {
   timeBudgetMs: 150,
   // A suggestion that comes later than this interrupts the user's typing more than it helps:
   // show what there is, finish it behind the scenes (the setting leapfrog.completion.deadlineMs).
-  deadlineMs: 300,
+  deadlineMs: 150,
   backgroundMs: 3000,
   // Longer than the pause between two keystrokes, short enough not to be felt in the chat.
   chatTypingHoldMs: 600,

@@ -13,12 +13,13 @@ export class AdaptiveDebounce {
   }
 
   /**
-   * The wait before the next request: the user's minimum, raised to half the typical latency
-   * — at most 200 ms: with the engine's deadline a request is answered within ~300 ms, and a
-   * longer wait would only add to every pause (VS Code itself waits ~50 ms before asking).
+   * The wait before the next request: the user's minimum, raised to a quarter of the typical
+   * latency — at most 60 ms: the engine answers by its deadline and a request the next
+   * keystroke supersedes costs it at most one forward pass, while every millisecond waited
+   * here adds to every pause (VS Code itself waits ~50 ms before asking).
    */
   delay(minimumMs: number): number {
-    const adaptive = this.ewma === undefined ? 0 : Math.min(200, this.ewma / 2);
+    const adaptive = this.ewma === undefined ? 0 : Math.min(60, this.ewma / 4);
     return Math.max(minimumMs, Math.round(adaptive));
   }
 }
