@@ -240,6 +240,8 @@ describe('e2e: Leapfrog in a real VS Code (code-server + Chromium)', function ()
     assert.match((await item.first().textContent()) ?? '', said);
     await item.first().locator('.monaco-button', { hasText: 'Restart Engine' }).click();
     await waitReady(page);
+    // Leave the workbench as it was: new notifications show as toasts again.
+    await runCommand(page, 'Notifications: Clear All Notifications');
     assert.equal(sidecarPids(s.codeServerPid).length, 1, 'one sidecar after the restart');
   });
 
