@@ -1,5 +1,6 @@
 // Differential tests: Leapfrog against llama.cpp on random-weight models with real
-// vocabularies (every architecture x tensor type of fixtureMatrix()), five code prompts each.
+// vocabularies (every architecture x tensor type of fixtureMatrix(), and the RoPE-scaling and
+// mixture-of-experts fixtures of featureFixtures()), five code prompts each.
 // Run: npx mocha --import=tsx 'test/native/differential.test.ts'
 //
 // Leapfrog is driven through its CLI with two hidden options the tests rely on:
@@ -58,7 +59,14 @@ import {
 } from '../fixtures/random-model';
 import { missingVocab, repoRoot } from '../fixtures/shared-data';
 import { disposeOracle, greedy, lastLogits, promptTokens } from '../oracle/llama-cpp';
-import { CODE_PROMPTS, fixtureMatrix, logitDiff, skipBecause } from './helpers';
+import {
+  CODE_PROMPTS,
+  featureFixtures,
+  fixtureLabel,
+  fixtureMatrix,
+  logitDiff,
+  skipBecause,
+} from './helpers';
 
 export const LOGIT_TOL: Record<TypeName, number> = {
   F32: 0.01,
@@ -144,12 +152,13 @@ describe('differential: Leapfrog vs llama.cpp on random-weight models', function
   });
   after(() => disposeOracle());
 
-  for (const { arch, type } of fixtureMatrix()) {
-    describe(`${arch} ${type}`, () => {
+  for (const opts of [...fixtureMatrix(), ...featureFixtures()]) {
+    const { type } = opts;
+    describe(fixtureLabel(opts), () => {
       let model = '';
-      const tied = resolveRecipe({ arch, type }).tiedOutput;
+      const tied = resolveRecipe(opts).tiedOutput;
       before(async () => {
-        model = await makeRandomModel({ arch, type });
+        model = await makeRandomModel(opts);
         releaseWeightMemo();
       });
 

@@ -82,13 +82,20 @@ ForwardScratch::ForwardScratch(const Model& model, int max_batch, int n_ctx)
   positions = DevicePtr<int32_t>(reinterpret_cast<int32_t*>(at(off_pos).get()));
   mask = at(off_mask);
   host_positions.resize(b);
+  if (hp.moe()) moe = std::make_unique<MoeScratch>(model.backend(), hp, max_batch);
 }
+
+ForwardScratch::~ForwardScratch() = default;
 
 std::unique_ptr<Model> Model::load(const std::string& path, std::shared_ptr<Backend> backend) {
   std::unique_ptr<Model> m(new Model());
   m->file_ = GgufFile::open(path);
   m->backend_ = std::move(backend);
   m->hp_ = read_hparams(*m->file_);
+  if (m->hp_.moe() && !m->backend_->supports_moe()) {
+    m->file_->fail(m->backend_->name() + ": architecture " + m->hp_.arch +
+                   " (mixture of experts) is not supported yet; use --backend cpu");
+  }
   m->load_tensors();
   return m;
 }
@@ -120,6 +127,32 @@ WeightView Model::matrix(const std::string& name, int64_t cols, int64_t rows) {
   w.row_bytes = ggml_row_bytes(t.type, cols);
   weight_bytes_ += w.row_bytes * rows;
   return w;
+}
+
+std::vector<WeightView> Model::expert_matrices(const std::string& name, int64_t cols, int64_t rows,
+                                               int64_t experts) {
+  const GgufTensorInfo& t = file_->require_tensor(name);
+  if (!matmul_type(t.type)) {
+    file_->fail("unsupported tensor type " + type_name(t.type) + " in '" + name + "'");
+  }
+  if (t.n_dims != 3 || static_cast<int64_t>(t.ne[0]) != cols ||
+      static_cast<int64_t>(t.ne[1]) != rows || static_cast<int64_t>(t.ne[2]) != experts) {
+    file_->fail("tensor '" + name + "' has shape " + shape_str(t) + ", expected " +
+                shape_str({cols, rows, experts}));
+  }
+  std::vector<WeightView> out(experts);
+  const size_t row_bytes = ggml_row_bytes(t.type, cols);
+  for (int64_t e = 0; e < experts; ++e) {
+    WeightView& w = out[e];
+    w.type = t.type;
+    w.data = t.data + static_cast<size_t>(e) * rows * row_bytes;
+    w.rows = rows;
+    w.cols = cols;
+    w.row_bytes = row_bytes;
+  }
+  // A decoded token reads only the experts it is routed to.
+  weight_bytes_ += row_bytes * rows * hp_.n_expert_used;
+  return out;
 }
 
 // A 1-D tensor (norm weight, bias) decoded to f32 and queued for upload; absent optional
@@ -168,7 +201,7 @@ void Model::load_tensors() {
   output_ = file_->tensor("output.weight") ? matrix("output.weight", hp_.n_embd, hp_.n_vocab)
                                            : matrix("token_embd.weight", hp_.n_embd, hp_.n_vocab);
 
-  const bool qk_norm_required = hp_.arch == "qwen3";
+  const bool qk_norm_required = hp_.arch == "qwen3" || hp_.arch == "qwen3moe";
   layers_.resize(hp_.n_layer);
   for (int l = 0; l < hp_.n_layer; ++l) {
     const std::string p = "blk." + std::to_string(l) + ".";
@@ -184,12 +217,34 @@ void Model::load_tensors() {
     vector(p + "attn_k_norm.weight", hp_.head_dim, qk_norm_required, L.k_norm);
     L.wo = matrix(p + "attn_output.weight", hp_.n_head * hp_.head_dim_v, hp_.n_embd);
     vector(p + "ffn_norm.weight", hp_.n_embd, true, L.ffn_norm);
+    if (hp_.moe()) {
+      L.moe.router = matrix(p + "ffn_gate_inp.weight", hp_.n_embd, hp_.n_expert);
+      L.moe.gate =
+          expert_matrices(p + "ffn_gate_exps.weight", hp_.n_embd, hp_.n_ff_exp, hp_.n_expert);
+      L.moe.up = expert_matrices(p + "ffn_up_exps.weight", hp_.n_embd, hp_.n_ff_exp, hp_.n_expert);
+      L.moe.down =
+          expert_matrices(p + "ffn_down_exps.weight", hp_.n_ff_exp, hp_.n_embd, hp_.n_expert);
+      continue;
+    }
     L.gate = matrix(p + "ffn_gate.weight", hp_.n_embd, hp_.n_ff);
     L.up = matrix(p + "ffn_up.weight", hp_.n_embd, hp_.n_ff);
     L.down = matrix(p + "ffn_down.weight", hp_.n_ff, hp_.n_embd);
   }
   upload_vectors();
   make_weights_resident();
+}
+
+std::vector<WeightView*> Model::product_weights(Layer& L) {
+  std::vector<WeightView*> out = {&L.wq, &L.wk, &L.wv, &L.wo};
+  if (L.moe.router.data) {
+    out.push_back(&L.moe.router);
+    for (auto* set : {&L.moe.gate, &L.moe.up, &L.moe.down}) {
+      for (WeightView& w : *set) out.push_back(&w);
+    }
+  } else {
+    out.insert(out.end(), {&L.gate, &L.up, &L.down});
+  }
+  return out;
 }
 
 // Hands every matrix to the backend, which copies it into its memory and layout where it
@@ -202,9 +257,7 @@ void Model::make_weights_resident() {
   };
   resident(tok_embd_, Backend::WeightUse::Lookups);
   for (Layer& L : layers_) {
-    for (WeightView* w : {&L.wq, &L.wk, &L.wv, &L.wo, &L.gate, &L.up, &L.down}) {
-      resident(*w, Backend::WeightUse::Products);
-    }
+    for (WeightView* w : product_weights(L)) resident(*w, Backend::WeightUse::Products);
   }
   resident(output_, Backend::WeightUse::Products);
   // What passes still read from the mapping: the embedding rows (looked up) and any product
@@ -215,8 +268,8 @@ void Model::make_weights_resident() {
     return std::span<const uint8_t>(w.data, w.row_bytes * static_cast<size_t>(w.rows));
   };
   in_place.push_back(bytes_of(tok_embd_));
-  for (const Layer& L : layers_) {
-    for (const WeightView* w : {&L.wq, &L.wk, &L.wv, &L.wo, &L.gate, &L.up, &L.down}) {
+  for (Layer& L : layers_) {
+    for (const WeightView* w : product_weights(L)) {
       if (!w->packed) in_place.push_back(bytes_of(*w));
     }
   }
@@ -282,6 +335,10 @@ const float* Model::forward(const ForwardBatch& b, KvStorage& kv, ForwardScratch
 
     // Feed-forward block (SwiGLU).
     be.rms_norm(x, L.ffn_norm, n, E, hp.rms_eps, xb);
+    if (hp.moe()) {
+      moe_ffn(be, hp, L.moe, xb, n, x, *s.moe);
+      continue;
+    }
     {
       const WeightView* w[2] = {&L.gate, &L.up};
       const DevicePtr<float> y[2] = {s.gate, s.up};

@@ -10,6 +10,7 @@
 #include "backend/backend.h"
 #include "gguf/gguf_file.h"
 #include "model/hparams.h"
+#include "model/moe_ffn.h"
 
 namespace leapfrog {
 
@@ -20,6 +21,7 @@ class Model;
 class ForwardScratch {
  public:
   ForwardScratch(const Model& model, int max_batch, int n_ctx);
+  ~ForwardScratch();
   int max_batch() const { return max_batch_; }
 
  private:
@@ -31,6 +33,7 @@ class ForwardScratch {
   DevicePtr<uint8_t> mask;              // max_batch x n_ctx
   std::vector<int32_t> host_positions;  // the positions as uploaded
   std::vector<float> staging;           // logits copied to the host (GPU backends)
+  std::unique_ptr<MoeScratch> moe;      // mixture-of-experts models only
 };
 
 // One forward call: tokens [0, n) written to KV slots [pos, pos + n).
@@ -67,11 +70,17 @@ class Model {
   using Vec = DevicePtr<const float>;
   struct Layer {
     Vec attn_norm, ffn_norm, q_norm, k_norm, bq, bk, bv;
-    WeightView wq, wk, wv, wo, gate, up, down;
+    WeightView wq, wk, wv, wo, gate, up, down;  // gate/up/down: dense FFN only
+    MoeWeights moe;                             // mixture-of-experts FFN only
   };
+  // The layer's weights that are products (dense and expert), for residency.
+  static std::vector<WeightView*> product_weights(Layer& L);
   Model() = default;
   void load_tensors();
   WeightView matrix(const std::string& name, int64_t cols, int64_t rows);
+  // A 3-D expert tensor (GGUF shape [cols, rows, experts]) as one 2-D slice per expert.
+  std::vector<WeightView> expert_matrices(const std::string& name, int64_t cols, int64_t rows,
+                                          int64_t experts);
   // Queues a 1-D tensor for upload; `slot` is set by upload_vectors().
   void vector(const std::string& name, int64_t len, bool required, Vec& slot);
   void upload_vectors();

@@ -231,14 +231,20 @@ void CpuBackend::rope(DevicePtr<float> x_d, int n, int n_heads, int head_dim,
   const int32_t* pos = pos_d.get();
   const int n_dims = p.n_dims;
   const float theta_scale = std::pow(p.freq_base, -2.0f / n_dims);
+  const YarnCorrDims corr = p.ext_factor != 0 ? yarn_corr_dims(p) : YarnCorrDims{};
+  const float mscale = rope_mscale(p);
   std::vector<float> cs(n_dims);  // cos, sin per rotated pair for this position
   for (int i = 0; i < n; ++i) {
     // Angles by repeated multiplication in float, as llama.cpp computes them.
     float theta = static_cast<float>(pos[i]);
     for (int d = 0; d < n_dims; d += 2) {
-      const float t = p.freq_scale * theta;
-      cs[d] = std::cos(t);
-      cs[d + 1] = std::sin(t);
+      float t = p.freq_scale * theta;
+      if (p.ext_factor != 0) {
+        const float mix = yarn_ramp(corr, d) * p.ext_factor;
+        t = t * (1 - mix) + theta * mix;
+      }
+      cs[d] = std::cos(t) * mscale;
+      cs[d + 1] = std::sin(t) * mscale;
       theta *= theta_scale;
     }
     for (int h = 0; h < n_heads; ++h) {
@@ -277,6 +283,27 @@ void CpuBackend::add(DevicePtr<float> x_d, DevicePtr<const float> y_d, size_t co
   float* x = x_d.get();
   const float* y = y_d.get();
   for (size_t i = 0; i < count; ++i) x[i] += y[i];
+}
+
+void CpuBackend::gather_rows(DevicePtr<const float> x_d, DevicePtr<const int32_t> rows_d, int n,
+                             int dim, DevicePtr<float> out_d) {
+  const int32_t* rows = rows_d.get();
+  for (int i = 0; i < n; ++i) {
+    std::memcpy(out_d.get() + static_cast<size_t>(i) * dim,
+                x_d.get() + static_cast<size_t>(rows[i]) * dim, dim * sizeof(float));
+  }
+}
+
+void CpuBackend::scatter_add_rows(DevicePtr<const float> x_d, DevicePtr<const int32_t> rows_d,
+                                  DevicePtr<const float> w_d, int n, int dim,
+                                  DevicePtr<float> y_d) {
+  const int32_t* rows = rows_d.get();
+  const float* w = w_d.get();
+  for (int i = 0; i < n; ++i) {
+    const float* xr = x_d.get() + static_cast<size_t>(i) * dim;
+    float* yr = y_d.get() + static_cast<size_t>(rows[i]) * dim;
+    for (int c = 0; c < dim; ++c) yr[c] += w[i] * xr[c];
+  }
 }
 
 void CpuBackend::softmax(float* x, int n, int dim) {

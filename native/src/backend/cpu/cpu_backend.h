@@ -52,6 +52,12 @@ class CpuBackend final : public Backend {
   void add(DevicePtr<float> x, DevicePtr<const float> y, size_t count) override;
   std::unique_ptr<KvStorage> create_kv(const KvLayout& layout) override;
   void attention(KvStorage& kv, const AttentionArgs& args) override;
+  bool supports_moe() const override { return true; }
+  void gather_rows(DevicePtr<const float> x, DevicePtr<const int32_t> rows, int n, int dim,
+                   DevicePtr<float> out) override;
+  void scatter_add_rows(DevicePtr<const float> x, DevicePtr<const int32_t> rows,
+                        DevicePtr<const float> weights, int n, int dim,
+                        DevicePtr<float> y) override;
 
   // Host-memory conveniences of the CPU alone (host memory is this backend's memory).
   void matmul(const WeightView& w, const float* x, int n, float* y) {
