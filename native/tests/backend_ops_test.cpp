@@ -210,15 +210,54 @@ TEST(norm_rope_swiglu_bias_add_against_reference) {
           case 6:
             k.add(xt.ptr(), yt.ptr(), size_t(n) * dim);
             break;
+          case 7: {  // YaRN: the angle ramp crosses these 32 pairs at context 256
+            RopeParams p{RopeStyle::NeoX, hd, 1e6f, 0.25f};
+            p.ext_factor = 1;
+            p.attn_factor = 0.9f;
+            p.n_ctx_orig = 256;
+            k.rope(xt.ptr(), n, heads, hd, pt.ptr(), p);
+            break;
+          }
         }
         return to_host(k, xt);
       };
       const char* ops[] = {"rms_norm", "rms_norm per head", "rope normal", "rope neox",
-                           "swiglu",   "add_bias",          "add"};
-      for (int op = 0; op < 7; ++op) {
+                           "swiglu",   "add_bias",          "add",         "rope yarn"};
+      for (int op = 0; op < 8; ++op) {
         check_close(name + " " + ops[op] + " n=" + std::to_string(n),
                     rel_err(run(be, op), run(*ref, op)), 1e-5);
       }
+    }
+  });
+}
+
+// The mixture-of-experts row moves: gather rows, then a weighted scatter-add back, on every
+// backend that supports them (the others must say so, not compute).
+TEST(moe_gather_scatter_against_reference) {
+  auto ref = reference_backend();
+  std::mt19937 rng(8);
+  for_each_backend([&](Backend& be, const std::string& name) {
+    if (!be.supports_moe()) {
+      std::printf("# %s: no mixture-of-experts ops (MoE models are refused at load)\n",
+                  name.c_str());
+      return;
+    }
+    for (int n : kBatches) {
+      const int dim = 320, m = (n + 1) / 2;
+      const auto x = randn(size_t(n) * dim, rng), y = randn(size_t(n) * dim, rng);
+      const auto w = randn(m, rng);
+      std::vector<int32_t> rows(m);
+      for (int i = 0; i < m; ++i) rows[i] = int32_t(n - 1 - 2 * i);  // distinct, reversed
+      const auto run = [&](Backend& k) {
+        auto xt = to_backend(k, x), yt = to_backend(k, y), wt = to_backend(k, w);
+        auto rt = to_backend(k, rows);
+        auto gt = to_backend(k, std::vector<float>(size_t(m) * dim));
+        k.gather_rows(xt.ptr(), rt.ptr(), m, dim, gt.ptr());
+        k.scatter_add_rows(gt.ptr(), rt.ptr(), wt.ptr(), m, dim, yt.ptr());
+        return to_host(k, yt);
+      };
+      check_close(name + " gather/scatter n=" + std::to_string(n), rel_err(run(be), run(*ref)),
+                  1e-6);
     }
   });
 }

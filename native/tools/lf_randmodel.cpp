@@ -1,13 +1,18 @@
-// Writes a random-weight GGUF of a Qwen2.5-Coder shape (or a custom one) for benchmarks and
-// backend comparisons, tensor by tensor (a 7B file never sits in memory), with no tokenizer
-// (tools take token ids) — or, with --tokenizer VOCAB.gguf, with that file's tokenizer.*
+// Writes a random-weight GGUF of a Qwen2.5-Coder or Qwen3-Coder-30B-A3B shape (or a custom one) for
+// benchmarks and backend comparisons, tensor by tensor (a 7B file never sits in memory), with no
+// tokenizer (tools take token ids) — or, with --tokenizer VOCAB.gguf, with that file's tokenizer.*
 // metadata copied byte for byte and the vocabulary sized to it, so that llama.cpp loads the
 // same file for a side-by-side on a machine without Node. Runs anywhere the engine builds — on a
 // GPU machine with no Node, where test/bench/bench-models.ts cannot run.
 //
-//   lf_randmodel OUT.gguf [--shape tiny|0.5b|1.5b|3b|7b] [--quant Q4_K_M|Q8_0|F16|BF16|F32|
-//                Q4_0|Q5_0|Q4_K|Q5_K|Q6_K] [--arch qwen2|llama|qwen3] [--layers N]
-//                [--vocab N] [--seed S] [--tokenizer VOCAB.gguf]
+//   lf_randmodel OUT.gguf [--shape tiny|0.5b|1.5b|3b|7b|30b-a3b|tiny-moe] [--quant Q4_K_M|
+//                Q8_0|F16|BF16|F32|Q4_0|Q5_0|Q4_K|Q5_K|Q6_K] [--arch qwen2|llama|qwen3|qwen3moe]
+//                [--layers N] [--vocab N] [--seed S] [--tokenizer VOCAB.gguf]
+//
+// --shape 30b-a3b (Qwen3-Coder-30B-A3B: 48 layers, hidden 2048, 32 query / 4 KV heads of
+// 128, 128 experts of FFN 768 with 8 used per token, vocabulary 151936) is a qwen3moe shape;
+// --layers N keeps the first N layers so a fraction of it fits a small machine. The MoE
+// shapes imply --arch qwen3moe; the router (ffn_gate_inp) stays F32, as in llama.cpp's files.
 //
 // Quantization mixes follow bench-models.ts: Q4_K_M is Q4_K for matrices, Q6_K for the
 // output (the embedding when tied) and for attn_v / ffn_down in llama.cpp's "use_more_bits"
@@ -59,6 +64,8 @@ struct Rng {
 struct Shape {
   int hidden, layers, heads, kv_heads, ffn, vocab;
   bool tied;
+  int head_dim = 0;                                   // 0: hidden / heads
+  int experts = 0, experts_used = 0, expert_ffn = 0;  // mixture of experts (qwen3moe)
 };
 
 Shape shape_named(const std::string& s) {
@@ -67,7 +74,10 @@ Shape shape_named(const std::string& s) {
   if (s == "1.5b") return {1536, 28, 12, 2, 8960, 151936, false};
   if (s == "3b") return {2048, 36, 16, 2, 11008, 151936, true};
   if (s == "7b") return {3584, 28, 28, 4, 18944, 152064, false};
-  throw std::invalid_argument("unknown shape '" + s + "' (tiny, 0.5b, 1.5b, 3b, 7b)");
+  if (s == "30b-a3b") return {2048, 48, 32, 4, 6144, 151936, false, 128, 128, 8, 768};
+  if (s == "tiny-moe") return {256, 4, 4, 2, 512, 1000, false, 64, 16, 4, 256};
+  throw std::invalid_argument("unknown shape '" + s +
+                              "' (tiny, 0.5b, 1.5b, 3b, 7b, 30b-a3b, tiny-moe)");
 }
 
 GgmlType type_named(const std::string& s) {
@@ -278,9 +288,9 @@ class Writer {
 int main(int argc, char** argv) {
   if (argc < 2 || argv[1][0] == '-') {
     std::fprintf(stderr,
-                 "usage: lf_randmodel OUT.gguf [--shape tiny|0.5b|1.5b|3b|7b] [--quant Q4_K_M|Q8_0|"
-                 "F16|...] [--arch qwen2|llama|qwen3] [--layers N] [--vocab N] [--seed S] "
-                 "[--tokenizer VOCAB.gguf]\n");
+                 "usage: lf_randmodel OUT.gguf [--shape tiny|0.5b|1.5b|3b|7b|30b-a3b|tiny-moe] "
+                 "[--quant Q4_K_M|Q8_0|F16|...] [--arch qwen2|llama|qwen3|qwen3moe] [--layers N] "
+                 "[--vocab N] [--seed S] [--tokenizer VOCAB.gguf]\n");
     return 2;
   }
   try {
@@ -312,11 +322,17 @@ int main(int argc, char** argv) {
         throw std::invalid_argument("unknown option " + a);
     }
     Shape s = shape_named(shape_name);
+    if (s.experts > 0) arch = "qwen3moe";
+    if (arch == "qwen3moe" && s.experts == 0) {
+      throw std::invalid_argument("--arch qwen3moe needs a MoE shape (30b-a3b, tiny-moe)");
+    }
     if (layers > 0) s.layers = layers;
     if (vocab > 0) s.vocab = vocab;
     const TokenizerKvs tok = tokenizer.empty() ? TokenizerKvs{} : read_tokenizer_kvs(tokenizer);
     if (!tokenizer.empty()) s.vocab = int(tok.n_tokens);  // llama.cpp wants them equal
-    const int H = s.hidden, hd = H / s.heads, kv = s.kv_heads * hd;
+    const int H = s.hidden, hd = s.head_dim ? s.head_dim : H / s.heads, kv = s.kv_heads * hd;
+    const int qd = s.heads * hd;
+    const bool moe = s.experts > 0;
     const bool mixed = quant == "Q4_K_M";
     const GgmlType base = mixed ? GgmlType::Q4_K : type_named(quant);
 
@@ -326,7 +342,8 @@ int main(int argc, char** argv) {
         const bool is_output = name == "output.weight" || (s.tied && name == "token_embd.weight");
         if (is_output)
           t = GgmlType::Q6_K;
-        else if ((name.ends_with("attn_v.weight") || name.ends_with("ffn_down.weight")) &&
+        else if ((name.ends_with("attn_v.weight") || name.ends_with("ffn_down.weight") ||
+                  name.ends_with("ffn_down_exps.weight")) &&
                  use_more_bits(layer, s.layers))
           t = GgmlType::Q6_K;
       }
@@ -349,7 +366,7 @@ int main(int argc, char** argv) {
       const std::string p = "blk." + std::to_string(l) + ".";
       const float si = 1.0f / std::sqrt(float(H));
       vec(p + "attn_norm.weight", H, 0.1f, 1);
-      mat(p + "attn_q.weight", H, H, si, l);
+      mat(p + "attn_q.weight", H, qd, si, l);
       mat(p + "attn_k.weight", H, kv, si, l);
       mat(p + "attn_v.weight", H, kv, si, l);
       if (arch == "qwen2") {
@@ -357,12 +374,31 @@ int main(int argc, char** argv) {
         vec(p + "attn_k.bias", kv, 0.1f, 0);
         vec(p + "attn_v.bias", kv, 0.1f, 0);
       }
-      if (arch == "qwen3") {
+      if (arch == "qwen3" || moe) {
         vec(p + "attn_q_norm.weight", hd, 0.1f, 1);
         vec(p + "attn_k_norm.weight", hd, 0.1f, 1);
       }
-      mat(p + "attn_output.weight", H, H, 0.5f * si, l);
+      mat(p + "attn_output.weight", qd, H, 0.5f / std::sqrt(float(qd)), l);
       vec(p + "ffn_norm.weight", H, 0.1f, 1);
+      if (moe) {
+        plan.push_back({p + "ffn_gate_inp.weight",
+                        GgmlType::F32,
+                        {uint64_t(H), uint64_t(s.experts)},
+                        2 * si,
+                        0});
+        const auto exps = [&](const std::string& name, int64_t in, int64_t outd, float sigma) {
+          plan.push_back({name,
+                          type_for(name, in, l),
+                          {uint64_t(in), uint64_t(outd), uint64_t(s.experts)},
+                          sigma,
+                          0});
+        };
+        const float sf = 0.5f / std::sqrt(float(s.expert_ffn));
+        exps(p + "ffn_gate_exps.weight", H, s.expert_ffn, si);
+        exps(p + "ffn_up_exps.weight", H, s.expert_ffn, si);
+        exps(p + "ffn_down_exps.weight", s.expert_ffn, H, sf);
+        continue;
+      }
       mat(p + "ffn_gate.weight", H, s.ffn, si, l);
       mat(p + "ffn_up.weight", H, s.ffn, si, l);
       mat(p + "ffn_down.weight", s.ffn, H, 0.5f / std::sqrt(float(s.ffn)), l);
@@ -385,7 +421,7 @@ int main(int argc, char** argv) {
       float f;
       std::string s;
     };
-    const std::vector<Kv> kvs = {
+    std::vector<Kv> kvs = {
         {"general.architecture", 8, 0, 0, arch},
         {"general.name", 8, 0, 0, "random " + shape_name + " " + quant},
         {a + "context_length", 4, 32768, 0, ""},
@@ -397,6 +433,15 @@ int main(int argc, char** argv) {
         {a + "attention.layer_norm_rms_epsilon", 6, 0, 1e-6f, ""},
         {a + "rope.freq_base", 6, 0, arch == "llama" ? 10000.0f : 1000000.0f, ""},
     };
+    if (moe) {
+      kvs.push_back({a + "expert_count", 4, uint32_t(s.experts), 0, ""});
+      kvs.push_back({a + "expert_used_count", 4, uint32_t(s.experts_used), 0, ""});
+      kvs.push_back({a + "expert_feed_forward_length", 4, uint32_t(s.expert_ffn), 0, ""});
+    }
+    if (qd != H) {
+      kvs.push_back({a + "attention.key_length", 4, uint32_t(hd), 0, ""});
+      kvs.push_back({a + "attention.value_length", 4, uint32_t(hd), 0, ""});
+    }
     std::vector<Kv> own = kvs;
     if (!tok.has_eos)
       own.push_back({"tokenizer.ggml.eos_token_id", 4, uint32_t(s.vocab - 1), 0, ""});
@@ -435,7 +480,8 @@ int main(int argc, char** argv) {
         }
       } else {
         const size_t rb = ggml_row_bytes(t.type, t.ne[0]);
-        for (uint64_t r = 0; r < t.ne[1]; ++r)
+        const uint64_t rows = t.bytes() / rb;  // every row of a 2-D or 3-D tensor
+        for (uint64_t r = 0; r < rows; ++r)
           random_row(t.type, buf.data() + r * rb, t.ne[0], t.sigma, rng);
       }
       w.raw(buf.data(), buf.size());

@@ -159,7 +159,7 @@ describe('leapfrog models', function () {
         chatTemplate: true,
         fingerprint: tinyFp,
         supported: false,
-        reason: "architecture 'phi3' is not supported (supported: llama, qwen2, qwen3)",
+        reason: "architecture 'phi3' is not supported (supported: llama, qwen2, qwen3, qwen3moe)",
       },
       {
         source: 'huggingface',

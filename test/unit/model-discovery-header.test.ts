@@ -84,6 +84,14 @@ describe('model discovery: facts from GGUF headers', () => {
         files.push(await makeRandomModel({ arch: 'qwen3', type: 'Q8_0' }));
         files.push(await makeRandomModel({ arch: 'qwen2', type: 'Q4_K' }));
         files.push(await makeRandomModel({ arch: 'llama', type: 'Q6_K' }));
+        files.push(await makeRandomModel({ arch: 'qwen3moe', type: 'Q8_0' }));
+        files.push(
+          await makeRandomModel({
+            arch: 'qwen3',
+            type: 'Q8_0',
+            ropeScaling: { type: 'yarn', factor: 4, originalContext: 256 },
+          }),
+        );
       }
       if (!data) console.log('      (../shared/data absent: the bundled models only)');
     });
@@ -222,7 +230,7 @@ describe('model discovery: facts from GGUF headers', () => {
       assert.notEqual(await fp('fp4.gguf', { tokenizer: 'llama' }), base);
     });
 
-    it('split models, unknown tokenizers and RoPE scaling are unsupported, with the reason', async () => {
+    it('split models, unknown tokenizers and RoPE scaling types are unsupported, with the reason', async () => {
       const reason = async (name: string, o: Parameters<typeof tinyGguf>[0]) =>
         (await describeModelFile(writeFile(join(dir, name), tinyGguf(o).bytes))).reason;
       assert.match(
@@ -231,8 +239,12 @@ describe('model discovery: facts from GGUF headers', () => {
       );
       assert.match((await reason('bert.gguf', { tokenizer: 'bert' }))!, /tokenizer 'bert'/);
       assert.match(
-        (await reason('yarn.gguf', { meta: [['qwen2.rope.scaling.type', str('yarn')]] }))!,
-        /RoPE scaling 'yarn'/,
+        (await reason('longrope.gguf', { meta: [['qwen2.rope.scaling.type', str('longrope')]] }))!,
+        /RoPE scaling 'longrope' is not supported \(supported: none, linear, yarn\)/,
+      );
+      assert.equal(
+        await reason('yarn.gguf', { meta: [['qwen2.rope.scaling.type', str('yarn')]] }),
+        undefined,
       );
       assert.match((await reason('phi.gguf', { arch: 'phi3' }))!, /architecture 'phi3'/);
     });

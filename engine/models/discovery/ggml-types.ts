@@ -67,7 +67,10 @@ const LAYOUTS: Record<number, BlockLayout> = {
 export const SUPPORTED_TENSOR_TYPES: ReadonlySet<number> = new Set([0, 1, 2, 6, 8, 12, 13, 14, 30]);
 
 /** Architectures native/src/model/hparams.cpp accepts. */
-export const SUPPORTED_ARCHITECTURES: readonly string[] = ['llama', 'qwen2', 'qwen3'];
+export const SUPPORTED_ARCHITECTURES: readonly string[] = ['llama', 'qwen2', 'qwen3', 'qwen3moe'];
+
+/** RoPE scaling types native/src/model/hparams.cpp accepts (<arch>.rope.scaling.type). */
+export const SUPPORTED_ROPE_SCALING: readonly string[] = ['none', 'linear', 'yarn'];
 
 /** Tokenizer models native/src/tokenizer/vocab.cpp accepts. */
 export const SUPPORTED_TOKENIZERS: readonly string[] = ['llama', 'gpt2'];

@@ -5,6 +5,7 @@
 import { readGgufHeader, GgufFormatError, type GgufHeader, type GgufMetaValue } from './gguf-header';
 import {
   SUPPORTED_ARCHITECTURES,
+  SUPPORTED_ROPE_SCALING,
   SUPPORTED_TENSOR_TYPES,
   SUPPORTED_TOKENIZERS,
   fileTypeName,
@@ -111,8 +112,8 @@ function unsupportedReason(
     return `tokenizer '${tokenizer}' is not supported (supported: ${SUPPORTED_TOKENIZERS.join(', ')})`;
   }
   const scaling = stringMeta(meta, `${architecture}.rope.scaling.type`);
-  if (scaling && scaling !== 'none' && scaling !== 'linear') {
-    return `RoPE scaling '${scaling}' is not supported (supported: none, linear)`;
+  if (scaling && !SUPPORTED_ROPE_SCALING.includes(scaling)) {
+    return `RoPE scaling '${scaling}' is not supported (supported: ${SUPPORTED_ROPE_SCALING.join(', ')})`;
   }
   return truncation(h);
 }
