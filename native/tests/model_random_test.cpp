@@ -420,6 +420,65 @@ TEST(qwen3moe_batched_pass_equals_row_by_row) {
   }
 }
 
+// A backend without the mixture-of-experts ops (as the CUDA backend is for now): the CPU's
+// kernels behind Backend's default MoE answers.
+class NoMoeBackend final : public Backend {
+ public:
+  std::string name() const override { return "nomoe"; }
+  int threads() const override { return cpu_.threads(); }
+  std::unique_ptr<DeviceBuffer> alloc(size_t bytes) override { return cpu_.alloc(bytes); }
+  void upload(DevicePtr<void> d, const void* s, size_t b) override { cpu_.upload(d, s, b); }
+  void download(void* d, DevicePtr<const void> s, size_t b) override { cpu_.download(d, s, b); }
+  ResidentWeight load_weight(const WeightView& f, WeightUse u) override {
+    return cpu_.load_weight(f, u);
+  }
+  void matmul(const WeightView& w, DevicePtr<const float> x, int n, DevicePtr<float> y) override {
+    cpu_.matmul(w, x, n, y);
+  }
+  void get_rows(const WeightView& t, DevicePtr<const int32_t> ids, int n,
+                DevicePtr<float> out) override {
+    cpu_.get_rows(t, ids, n, out);
+  }
+  void rms_norm(DevicePtr<const float> x, DevicePtr<const float> w, int n, int dim, float eps,
+                DevicePtr<float> y) override {
+    cpu_.rms_norm(x, w, n, dim, eps, y);
+  }
+  void rope(DevicePtr<float> x, int n, int h, int hd, DevicePtr<const int32_t> pos,
+            const RopeParams& p) override {
+    cpu_.rope(x, n, h, hd, pos, p);
+  }
+  void swiglu(DevicePtr<float> g, DevicePtr<const float> u, int n, int dim) override {
+    cpu_.swiglu(g, u, n, dim);
+  }
+  void add_bias(DevicePtr<float> x, DevicePtr<const float> b, int n, int dim) override {
+    cpu_.add_bias(x, b, n, dim);
+  }
+  void add(DevicePtr<float> x, DevicePtr<const float> y, size_t count) override {
+    cpu_.add(x, y, count);
+  }
+  std::unique_ptr<KvStorage> create_kv(const KvLayout& l) override { return cpu_.create_kv(l); }
+  void attention(KvStorage& kv, const AttentionArgs& a) override { cpu_.attention(kv, a); }
+
+ private:
+  CpuBackend cpu_;
+};
+
+TEST(qwen3moe_refused_by_a_backend_without_moe_ops) {
+  Spec sp;
+  sp.arch = "qwen3moe";
+  TmpFile f{write_model(sp, "moe_refused")};
+  try {
+    Model::load(f.path, std::make_shared<NoMoeBackend>());
+  } catch (const std::runtime_error& e) {
+    expect_contains(e.what(), f.path);
+    expect_contains(e.what(),
+                    "nomoe: architecture qwen3moe (mixture of experts) is not supported yet; use "
+                    "--backend cpu");
+    return;
+  }
+  throw lftest::FailTest{"a backend without MoE ops loaded a qwen3moe model"};
+}
+
 TEST(rope_scaling_hparams) {
   // The keys as llama.cpp reads them. YaRN's attention factor cancels the kernel's own
   // 1 + 0.1 ln(factor) (so the net cos/sin factor is 1 + 0.1 ln(factor)).
