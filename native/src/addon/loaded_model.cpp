@@ -8,6 +8,7 @@
 
 #include "addon/host_memory.h"
 #include "backend/factory.h"
+#include "model/hparams.h"
 
 namespace leapfrog::addon {
 
@@ -24,13 +25,28 @@ std::shared_ptr<Backend> shared_backend(const BackendOptions& opts) {
   return backend;
 }
 
+// Whether the file is a mixture-of-experts model (a file that does not parse says no: the
+// load itself then reports what is wrong).
+bool is_moe_file(const std::string& path) {
+  try {
+    return read_hparams(*GgufFile::open(path)).moe();
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
 }  // namespace
 
 // The backend a model goes on: `auto` takes the GPU only when the weights fit in its free
-// memory (with a tenth to spare for caches and scratch), else the CPU; an explicit GPU
+// memory (with a tenth to spare for caches and scratch) and it runs the model's
+// architecture, else the CPU; an explicit GPU
 // backend that cannot hold them is a clear error rather than an allocation failure midway.
 std::shared_ptr<Backend> backend_for(const std::string& path, const BackendOptions& opts) {
   auto backend = shared_backend(opts);
+  // `auto` also keeps a mixture-of-experts model off a backend without the MoE ops.
+  if (opts.kind == "auto" && !backend->supports_moe() && is_moe_file(path)) {
+    return shared_backend(BackendOptions{"cpu", opts.threads});
+  }
   const size_t free = backend->free_memory();
   if (free == SIZE_MAX) return backend;
   std::error_code ec;

@@ -263,11 +263,21 @@ class Backend {
                            DevicePtr<float> out) {
     throw std::runtime_error(name() + ": gather_rows is not supported");
   }
-  // y[rows[i], :] += weights[i] * x[i, :] for i < n (rows distinct within one call).
+  // y[rows[i], :] += weights[i] * x[i, :] for i = 0, 1, ..., n - 1 in that order (a row
+  // may repeat: its additions happen in order).
   virtual void scatter_add_rows(DevicePtr<const float> x, DevicePtr<const int32_t> rows,
                                 DevicePtr<const float> weights, int n, int dim,
                                 DevicePtr<float> y) {
     throw std::runtime_error(name() + ": scatter_add_rows is not supported");
+  }
+  // Several weights of the same `cols`, each over its own rows: y[j] = x[j] * w[j]^T with
+  // n[j] rows (0 allowed), exactly what `count` matmul calls give — one parallel job for all
+  // the experts of a layer on the CPU.
+  virtual void matmul_grouped(const WeightView* const* w, const DevicePtr<const float>* x,
+                              const int* n, const DevicePtr<float>* y, int count) {
+    for (int j = 0; j < count; ++j) {
+      if (n[j] > 0) matmul(*w[j], x[j], n[j], y[j]);
+    }
   }
 };
 

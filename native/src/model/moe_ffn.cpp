@@ -9,8 +9,14 @@ namespace leapfrog {
 MoeScratch::MoeScratch(Backend& be, const ModelHParams& hp, int max_batch) {
   const size_t b = static_cast<size_t>(max_batch);
   const size_t routed = b * hp.n_expert_used;  // (token, expert) pairs of a pass
-  const size_t parts[] = {b * hp.n_expert, b * hp.n_embd, b * hp.n_ff_exp, b * hp.n_ff_exp,
-                          b * hp.n_embd,   routed,        routed};
+  // Per routed (token, expert) pair: its gathered input, gate, up and expert output.
+  const size_t parts[] = {b * hp.n_expert,
+                          routed * hp.n_embd,
+                          routed * hp.n_ff_exp,
+                          routed * hp.n_ff_exp,
+                          routed * hp.n_embd,
+                          routed,
+                          routed};
   size_t total = 0;
   for (size_t p : parts) total += (p + 15) / 16 * 16;  // floats and int32s, 64-byte aligned
   mem_ = be.alloc(total * sizeof(float));
@@ -112,20 +118,39 @@ void moe_ffn(Backend& be, const ModelHParams& hp, const MoeWeights& w, DevicePtr
   be.upload(s.rows, s.host_rows.data(), static_cast<size_t>(n) * k);
   be.upload(s.weights, s.host_weights.data(), static_cast<size_t>(n) * k);
 
-  // Each used expert once, over its gathered rows; the results are added into the residual
-  // in expert order (the same order for a token whether it runs alone or in a batch).
+  // The routed rows gathered in expert order, so each used expert's rows are contiguous;
+  // then each used expert's weights once over its rows (all experts in one grouped product);
+  // then the results added into the residual in that order (for a token: its experts in
+  // increasing index, the same order whether it runs alone or in a batch).
+  const int routed = n * k;
+  be.gather_rows(xb, s.rows, routed, E, s.xg);
+  s.w_list.clear(), s.x_list.clear(), s.n_list.clear(), s.y_list.clear();
   for (int e = 0; e < n_expert; ++e) {
     const int m = begin[e + 1] - begin[e];
     if (m == 0) continue;
-    const DevicePtr<const int32_t> rows = s.rows + begin[e];
-    be.gather_rows(xb, rows, m, E, s.xg);
-    const WeightView* gu[2] = {&w.gate[e], &w.up[e]};
-    const DevicePtr<float> out[2] = {s.gate, s.up};
-    be.matmul_multi(gu, out, 2, s.xg, m);
-    be.swiglu(s.gate, s.up, m, F);
-    be.matmul(w.down[e], s.gate, m, s.y);
-    be.scatter_add_rows(s.y, rows, s.weights + begin[e], m, E, x);
+    const size_t at = static_cast<size_t>(begin[e]);
+    s.w_list.insert(s.w_list.end(), {&w.gate[e], &w.up[e]});
+    s.x_list.insert(s.x_list.end(), 2, s.xg + at * E);
+    s.n_list.insert(s.n_list.end(), 2, m);
+    s.y_list.insert(s.y_list.end(), {s.gate + at * F, s.up + at * F});
   }
+  be.matmul_grouped(s.w_list.data(), s.x_list.data(), s.n_list.data(), s.y_list.data(),
+                    static_cast<int>(s.w_list.size()));
+  be.swiglu(s.gate, s.up, routed, F);
+  // The down products: one per used expert, reusing the lists' slots.
+  int used = 0;
+  for (int e = 0; e < n_expert; ++e) {
+    const int m = begin[e + 1] - begin[e];
+    if (m == 0) continue;
+    const size_t at = static_cast<size_t>(begin[e]);
+    s.w_list[used] = &w.down[e];
+    s.x_list[used] = s.gate + at * F;
+    s.n_list[used] = m;
+    s.y_list[used] = s.y + at * E;
+    ++used;
+  }
+  be.matmul_grouped(s.w_list.data(), s.x_list.data(), s.n_list.data(), s.y_list.data(), used);
+  be.scatter_add_rows(s.y, s.rows, s.weights, routed, E, x);
 }
 
 }  // namespace leapfrog

@@ -35,6 +35,11 @@ class MoeScratch {
   std::vector<float> host_logits, host_weights;
   std::vector<int32_t> host_rows;
   std::vector<int> expert_begin;
+  // The grouped products' arguments (one entry per used expert's weight).
+  std::vector<const WeightView*> w_list;
+  std::vector<DevicePtr<const float>> x_list;
+  std::vector<int> n_list;
+  std::vector<DevicePtr<float>> y_list;
 };
 
 // x[i, :] += MoE(xb[i, :]) for i < n (xb: the normalised input, x: the residual stream).

@@ -32,6 +32,35 @@ uint8_t* act_buffer(size_t bytes) {
 // Rows per packed group, at most (kernels.h, Kernels::Packed): work is split in multiples.
 constexpr int64_t kMaxPackGroup = 16;
 
+// Output rows [r0, r1) of weight j: one task of a product job.
+struct RowTask {
+  int j;
+  int64_t r0, r1;
+};
+
+// Splits the output rows of the weights (those with rows to compute: ns[j] > 0, or all when
+// ns is null) into chunks, a few per thread (dynamic hand-out evens out stragglers), each a
+// multiple of 16 rows (the packed layouts' groups). Returns the rows in all.
+int64_t split_rows(const WeightView* const* ws, const int* ns, int count, int threads,
+                   std::vector<RowTask>& tasks) {
+  int64_t total_rows = 0;
+  for (int j = 0; j < count; ++j) {
+    if (!ns || ns[j] > 0) total_rows += ws[j]->rows;
+  }
+  const int64_t target_chunks = int64_t(threads) * 8;
+  int64_t chunk = (total_rows + target_chunks - 1) / target_chunks;
+  chunk =
+      std::max<int64_t>(kMaxPackGroup, (chunk + kMaxPackGroup - 1) / kMaxPackGroup * kMaxPackGroup);
+  tasks.clear();
+  for (int j = 0; j < count; ++j) {
+    if (ns && ns[j] <= 0) continue;
+    for (int64_t r = 0; r < ws[j]->rows; r += chunk) {
+      tasks.push_back({j, r, std::min(ws[j]->rows, r + chunk)});
+    }
+  }
+  return total_rows;
+}
+
 // Host memory: what the CPU backend's tensors live in.
 class HostBuffer final : public DeviceBuffer {
  public:
@@ -125,40 +154,78 @@ void CpuBackend::matmul_host(const WeightView* const* ws, float* const* ys, int 
                     [&](int i, int) { quant(x + i * cols, act + i * arb, cols); });
   }
 
-  // Split the output rows of all weights into chunks, a few per thread (dynamic hand-out
-  // evens out stragglers), each a multiple of 16 rows (the packed layouts' groups). Each
-  // weight row is read from memory once and reused for all n activation rows.
-  int64_t total_rows = 0;
-  for (int j = 0; j < count; ++j) total_rows += ws[j]->rows;
-  const int64_t target_chunks = int64_t(pool_.size()) * 8;
-  int64_t chunk = (total_rows + target_chunks - 1) / target_chunks;
-  chunk =
-      std::max<int64_t>(kMaxPackGroup, (chunk + kMaxPackGroup - 1) / kMaxPackGroup * kMaxPackGroup);
-  struct Task {
-    int j;
-    int64_t r0, r1;
-  };
-  thread_local std::vector<Task> tasks;
-  tasks.clear();
-  for (int j = 0; j < count; ++j) {
-    for (int64_t r = 0; r < ws[j]->rows; r += chunk) {
-      tasks.push_back({j, r, std::min(ws[j]->rows, r + chunk)});
-    }
-  }
-  const Task* tk = tasks.data();
+  // Each weight row is read from memory once and reused for all n activation rows.
+  thread_local std::vector<RowTask> tasks;
+  const int64_t total_rows = split_rows(ws, nullptr, count, pool_.size(), tasks);
+  const RowTask* tk = tasks.data();
   pool_.run_sized(static_cast<int>(tasks.size()), double(total_rows) * cols * n, [&](int t, int) {
-    const Task& task = tk[t];
-    const WeightView& w = *ws[task.j];
-    const int slot = cpu::kernel_slot(w.type);
-    if (w.packed) {
-      const cpu::Kernels::Packed& p = k_->packed[slot];
-      const size_t group_bytes = p.group_bytes ? p.group_bytes(w.cols) : w.row_bytes * p.group;
-      p.gemm(w.packed + task.r0 / p.group * group_bytes, group_bytes, task.r1 - task.r0, act, arb,
-             n, ys[task.j] + task.r0, w.rows, cols);
-    } else {
-      k_->gemm[slot](w.row(task.r0), w.row_bytes, task.r1 - task.r0, act, arb, n,
-                     ys[task.j] + task.r0, w.rows, cols);
+    const RowTask& task = tk[t];
+    gemm_rows(*ws[task.j], task.r0, task.r1, act, arb, n, ys[task.j]);
+  });
+}
+
+void CpuBackend::gemm_rows(const WeightView& w, int64_t r0, int64_t r1, const uint8_t* act,
+                           size_t arb, int n, float* y) const {
+  const int slot = cpu::kernel_slot(w.type);
+  if (w.packed) {
+    const cpu::Kernels::Packed& p = k_->packed[slot];
+    const size_t group_bytes = p.group_bytes ? p.group_bytes(w.cols) : w.row_bytes * p.group;
+    p.gemm(w.packed + r0 / p.group * group_bytes, group_bytes, r1 - r0, act, arb, n, y + r0, w.rows,
+           w.cols);
+  } else {
+    k_->gemm[slot](w.row(r0), w.row_bytes, r1 - r0, act, arb, n, y + r0, w.rows, w.cols);
+  }
+}
+
+// The experts of one MoE layer: every input prepared in one job (an input shared by
+// consecutive weights, like an expert's gate and up, once), then every weight's rows in
+// one job. Per row the same kernels as matmul, so the results are matmul's, bit for bit.
+void CpuBackend::matmul_grouped(const WeightView* const* ws, const DevicePtr<const float>* xs,
+                                const int* ns, const DevicePtr<float>* ys, int count) {
+  if (count <= 0) return;
+  const int64_t cols = ws[0]->cols;
+  const ActFormat fmt = cpu::act_format_for(ws[0]->type);
+  bool uniform = !reference_;
+  for (int j = 0; j < count && uniform; ++j) {
+    const int slot = cpu::kernel_slot(ws[j]->type);
+    uniform = slot >= 0 && k_->gemm[slot] && ws[j]->cols == cols &&
+              cpu::act_format_for(ws[j]->type) == fmt;
+  }
+  if (!uniform) {
+    Backend::matmul_grouped(ws, xs, ns, ys, count);
+    return;
+  }
+  const size_t arb = cpu::act_row_bytes(fmt, cols);
+  // Where each weight's prepared rows start in the activation buffer.
+  thread_local std::vector<int> first;
+  thread_local std::vector<const float*> row_src;  // the f32 row behind each prepared row
+  first.resize(count);
+  row_src.clear();
+  for (int j = 0; j < count; ++j) {
+    if (j > 0 && xs[j].get() == xs[j - 1].get() && ns[j] == ns[j - 1]) {
+      first[j] = first[j - 1];
+      continue;
     }
+    first[j] = static_cast<int>(row_src.size());
+    for (int i = 0; i < ns[j]; ++i) row_src.push_back(xs[j].get() + i * cols);
+  }
+  const int rows_in = static_cast<int>(row_src.size());
+  uint8_t* act = act_buffer(arb * std::max(rows_in, 1));
+  const cpu::QuantizeFn quant = k_->quantize[static_cast<int>(fmt)];
+  const float* const* src = row_src.data();
+  pool_.run_sized(rows_in, double(rows_in) * cols * 8,
+                  [&](int i, int) { quant(src[i], act + i * arb, cols); });
+
+  double work = 0;
+  for (int j = 0; j < count; ++j) work += double(ws[j]->rows) * cols * ns[j];
+  thread_local std::vector<RowTask> tasks;
+  split_rows(ws, ns, count, pool_.size(), tasks);
+  const RowTask* tk = tasks.data();
+  const int* fr = first.data();
+  pool_.run_sized(static_cast<int>(tasks.size()), work, [&](int t, int) {
+    const RowTask& task = tk[t];
+    gemm_rows(*ws[task.j], task.r0, task.r1, act + fr[task.j] * arb, arb, ns[task.j],
+              ys[task.j].get());
   });
 }
 

@@ -58,6 +58,8 @@ class CpuBackend final : public Backend {
   void scatter_add_rows(DevicePtr<const float> x, DevicePtr<const int32_t> rows,
                         DevicePtr<const float> weights, int n, int dim,
                         DevicePtr<float> y) override;
+  void matmul_grouped(const WeightView* const* w, const DevicePtr<const float>* x, const int* n,
+                      const DevicePtr<float>* y, int count) override;
 
   // Host-memory conveniences of the CPU alone (host memory is this backend's memory).
   void matmul(const WeightView& w, const float* x, int n, float* y) {
@@ -72,6 +74,9 @@ class CpuBackend final : public Backend {
  private:
   void matmul_reference(const WeightView& w, const float* x, int n, float* y);
   void matmul_host(const WeightView* const* w, float* const* y, int count, const float* x, int n);
+  // Rows [r0, r1) of w times n prepared activation rows (act, arb bytes each) into y.
+  void gemm_rows(const WeightView& w, int64_t r0, int64_t r1, const uint8_t* act, size_t arb, int n,
+                 float* y) const;
 
   const cpu::Kernels* k_;
   bool reference_;
