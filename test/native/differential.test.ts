@@ -1,5 +1,6 @@
 // Differential tests: Leapfrog against llama.cpp on random-weight models with real
-// vocabularies (every architecture x tensor type of fixtureMatrix()), five code prompts each.
+// vocabularies (every architecture x tensor type of fixtureMatrix(), and the architectures
+// beyond llama/qwen on two types each: EXTRA_ARCH_FIXTURES), five code prompts each.
 // Run: npx mocha --import=tsx 'test/native/differential.test.ts'
 //
 // Leapfrog is driven through its CLI with two hidden options the tests rely on:
@@ -58,7 +59,13 @@ import {
 } from '../fixtures/random-model';
 import { missingVocab, repoRoot } from '../fixtures/shared-data';
 import { disposeOracle, greedy, lastLogits, promptTokens } from '../oracle/llama-cpp';
-import { CODE_PROMPTS, fixtureMatrix, logitDiff, skipBecause } from './helpers';
+import {
+  CODE_PROMPTS,
+  EXTRA_ARCH_FIXTURES,
+  fixtureMatrix,
+  logitDiff,
+  skipBecause,
+} from './helpers';
 
 export const LOGIT_TOL: Record<TypeName, number> = {
   F32: 0.01,
@@ -139,12 +146,12 @@ describe('differential: Leapfrog vs llama.cpp on random-weight models', function
   before(function () {
     if (!fs.existsSync(cli))
       skipBecause(this, `${path.relative(repoRoot, cli)} does not exist yet (the Leapfrog CLI)`);
-    const why = missingVocab('qwen2', 'llama-spm');
+    const why = missingVocab('qwen2', 'llama-spm', 'starcoder', 'phi-3');
     if (why) skipBecause(this, why);
   });
   after(() => disposeOracle());
 
-  for (const { arch, type } of fixtureMatrix()) {
+  for (const { arch, type } of [...fixtureMatrix(), ...EXTRA_ARCH_FIXTURES]) {
     describe(`${arch} ${type}`, () => {
       let model = '';
       const tied = resolveRecipe({ arch, type }).tiedOutput;

@@ -318,7 +318,8 @@ void CpuBackend::attention(KvStorage& kv_base, const AttentionArgs& args) {
   const cpu::QuantizeFn to_f16 = k_->quantize[static_cast<int>(ActFormat::F16)];
 
   const double work = double(a.n) * a.n_heads * hd * 2 * (a.kv_len);
-  if (k_->attend && hd % 8 == 0 && hd <= 256) {
+  // Soft-capped scores and sliding windows (gemma) take the generic loop below.
+  if (k_->attend && hd % 8 == 0 && hd <= 256 && args.softcap == 0 && args.window == 0) {
     // Tasks of up to 4 query rows x one KV head's group of query heads: the kernel converts
     // each cached key and value once for all of them.
     constexpr int kRowsPerTask = 4;
@@ -362,14 +363,17 @@ void CpuBackend::attention(KvStorage& kv_base, const AttentionArgs& args) {
     to_f16(a.q + static_cast<size_t>(i) * q_dim + h * hd, q16, hd);
     const uint8_t* mask = a.mask ? a.mask + static_cast<size_t>(i) * a.kv_len : nullptr;
     const int limit = mask ? a.kv_len : std::min(a.kv_len, a.q_pos[i] + 1);
+    const int window = args.window;
+    const float cap = args.softcap, inv_cap = cap > 0 ? 1.0f / cap : 0.0f;
 
     float mx = -INFINITY;
     for (int j = 0; j < limit; ++j) {
-      if (mask && !mask[j]) {
+      if ((mask && !mask[j]) || (window > 0 && a.q_pos[i] - j >= window)) {
         scores[j] = -INFINITY;
         continue;
       }
       scores[j] = dot16(kv.k(a.layer, j) + kvh * hd, q16, hd) * a.scale;
+      if (cap > 0) scores[j] = std::tanh(scores[j] * inv_cap) * cap;  // as ggml: scale, tanh, scale
       mx = std::max(mx, scores[j]);
     }
     float* out = a.out + static_cast<size_t>(i) * q_dim + h * hd;
