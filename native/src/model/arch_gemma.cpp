@@ -46,11 +46,12 @@ void read_gemma_features(const GgufFile& f, ModelHParams& hp) {
       (hp.arch == "gemma2" && hp.n_layer == 46) || (hp.arch == "gemma3" && hp.n_layer == 62);
   ft.attention_scale =
       1.0f / std::sqrt(static_cast<float>(big ? hp.n_embd / hp.n_head : hp.head_dim));
+  // gemma and gemma2 never read an output.weight: the projection is the embedding.
+  ft.tied_output_only = hp.arch != "gemma3";
   if (hp.arch == "gemma") return;
 
   ft.post_norms = true;
   if (hp.arch == "gemma2") {
-    ft.tied_output_only = true;
     // llama.cpp's defaults when the keys are absent: 50 and 30.
     ft.attn_softcap = static_cast<float>(f.get_float(a + "attn_logit_softcapping").value_or(50));
     ft.final_softcap = static_cast<float>(f.get_float(a + "final_logit_softcapping").value_or(30));
