@@ -162,6 +162,8 @@ struct Spec {
   bool tied = false;
   // Corruptions for the error tests.
   std::string wrong_shape_tensor, wrong_type_tensor, missing_tensor, missing_key;
+  std::vector<std::string> extra_tensors;                // more 1-D f32 tensors of embd values
+  std::vector<std::pair<std::string, float>> extra_f32;  // more metadata
 };
 
 std::string write_model(const Spec& sp, const std::string& name) {
@@ -228,6 +230,8 @@ std::string write_model(const Spec& sp, const std::string& name) {
     mat(p + "ffn_up.weight", sp.embd, sp.ff);
     mat(p + "ffn_down.weight", sp.ff, sp.embd);
   }
+  for (const auto& n : sp.extra_tensors) vec(n, sp.embd, 1.0f);
+  for (const auto& [k, v] : sp.extra_f32) w.f32(k, v);
   const std::string path = "/tmp/lf_model_test_" + std::to_string(getpid()) + "_" + name + ".gguf";
   w.write(path);
   return path;
@@ -286,10 +290,11 @@ void check_arch(Spec sp) {
   }
 }
 
-std::string load_error(const Spec& sp, const std::string& name) {
+std::string load_error(const Spec& sp, const std::string& name,
+                       std::shared_ptr<Backend> be = std::make_shared<CpuBackend>()) {
   TmpFile f{write_model(sp, name)};
   try {
-    Model::load(f.path, std::make_shared<CpuBackend>());
+    Model::load(f.path, be);
   } catch (const std::runtime_error& e) {
     const std::string msg = e.what();
     if (msg.find(f.path) == std::string::npos) throw lftest::FailTest{"no path in: " + msg};
@@ -367,6 +372,64 @@ TEST(bad_models_fail_with_clear_messages) {
   sp = Spec{};
   sp.missing_key = "llama.block_count";
   expect_contains(load_error(sp, "key"), "llama.block_count");
+}
+
+// A backend without the ops of the architectures beyond llama (as CUDA for now): nothing of
+// it runs, since the loader refuses such a model before touching a weight.
+class NoArchOpsBackend final : public Backend {
+ public:
+  std::string name() const override { return "stub"; }
+  int threads() const override { return 1; }
+  std::unique_ptr<DeviceBuffer> alloc(size_t) override { fail(); }
+  void upload(DevicePtr<void>, const void*, size_t) override { fail(); }
+  void download(void*, DevicePtr<const void>, size_t) override { fail(); }
+  ResidentWeight load_weight(const WeightView&, WeightUse) override { fail(); }
+  void matmul(const WeightView&, DevicePtr<const float>, int, DevicePtr<float>) override { fail(); }
+  void get_rows(const WeightView&, DevicePtr<const int32_t>, int, DevicePtr<float>) override {
+    fail();
+  }
+  void rms_norm(DevicePtr<const float>, DevicePtr<const float>, int, int, float,
+                DevicePtr<float>) override {
+    fail();
+  }
+  void rope(DevicePtr<float>, int, int, int, DevicePtr<const int32_t>, const RopeParams&) override {
+    fail();
+  }
+  void swiglu(DevicePtr<float>, DevicePtr<const float>, int, int) override { fail(); }
+  void add_bias(DevicePtr<float>, DevicePtr<const float>, int, int) override { fail(); }
+  void add(DevicePtr<float>, DevicePtr<const float>, size_t) override { fail(); }
+  std::unique_ptr<KvStorage> create_kv(const KvLayout&) override { fail(); }
+  void attention(KvStorage&, const AttentionArgs&) override { fail(); }
+
+ private:
+  [[noreturn]] static void fail() { throw lftest::FailTest{"the stub backend was used"}; }
+};
+
+TEST(arch_refusals_are_one_clear_line) {
+  Spec sp;
+  sp.arch = "phi3";
+  sp.extra_tensors = {"rope_factors_long.weight"};
+  expect_contains(load_error(sp, "phi3-longrope"),
+                  "phi3 long-context RoPE factors (rope_factors_long/short) are not supported");
+  sp = Spec{};
+  sp.arch = "granite";
+  expect_contains(load_error(sp, "granite-no-scale"), "missing metadata key 'granite.logit_scale'");
+  sp = Spec{};
+  sp.arch = "gemma2";
+  sp.extra_f32 = {{"gemma2.final_logit_softcapping", -1.0f}};
+  expect_contains(load_error(sp, "gemma2-cap"), "soft-capping values must be positive");
+  sp = Spec{};
+  sp.arch = "granite";
+  sp.extra_f32 = {{"granite.logit_scale", 4.0f}};
+  expect_contains(load_error(sp, "granite-stub", std::make_shared<NoArchOpsBackend>()),
+                  "stub: architecture 'granite' is not supported yet; use --backend cpu");
+  // llama needs none of those ops: the same backend gets as far as the weights.
+  try {
+    TmpFile f{write_model(Spec{}, "llama-stub")};
+    Model::load(f.path, std::make_shared<NoArchOpsBackend>());
+  } catch (const lftest::FailTest& e) {
+    expect_contains(e.why, "the stub backend was used");
+  }
 }
 
 TEST_MAIN()
