@@ -6,7 +6,8 @@
 // GPU machine with no Node, where test/bench/bench-models.ts cannot run.
 //
 //   lf_randmodel OUT.gguf [--shape tiny|0.5b|1.5b|3b|7b] [--quant Q4_K_M|Q8_0|F16|BF16|F32|
-//                Q4_0|Q5_0|Q4_K|Q5_K|Q6_K] [--arch qwen2|llama|qwen3] [--layers N]
+//                Q4_0|Q5_0|Q4_K|Q5_K|Q6_K] [--arch qwen2|llama|qwen3|starcoder2|granite|phi3|
+//                gemma|gemma2|gemma3] [--layers N]
 //                [--vocab N] [--seed S] [--tokenizer VOCAB.gguf]
 //
 // Quantization mixes follow bench-models.ts: Q4_K_M is Q4_K for matrices, Q6_K for the
@@ -279,7 +280,8 @@ int main(int argc, char** argv) {
   if (argc < 2 || argv[1][0] == '-') {
     std::fprintf(stderr,
                  "usage: lf_randmodel OUT.gguf [--shape tiny|0.5b|1.5b|3b|7b] [--quant Q4_K_M|Q8_0|"
-                 "F16|...] [--arch qwen2|llama|qwen3] [--layers N] [--vocab N] [--seed S] "
+                 "F16|...] [--arch qwen2|llama|qwen3|starcoder2|granite|phi3|gemma|gemma2|gemma3] "
+                 "[--layers N] [--vocab N] [--seed S] "
                  "[--tokenizer VOCAB.gguf]\n");
     return 2;
   }
@@ -311,7 +313,10 @@ int main(int argc, char** argv) {
       else
         throw std::invalid_argument("unknown option " + a);
     }
+    const bool gemma = arch == "gemma" || arch == "gemma2" || arch == "gemma3";
+    const bool starcoder2 = arch == "starcoder2", phi3 = arch == "phi3";
     Shape s = shape_named(shape_name);
+    if (arch == "gemma" || arch == "gemma2") s.tied = true;  // they never read output.weight
     if (layers > 0) s.layers = layers;
     if (vocab > 0) s.vocab = vocab;
     const TokenizerKvs tok = tokenizer.empty() ? TokenizerKvs{} : read_tokenizer_kvs(tokenizer);
@@ -344,30 +349,48 @@ int main(int argc, char** argv) {
     auto vec = [&](const std::string& name, int64_t n, float sigma, float mean) {
       plan.push_back({name, GgmlType::F32, {uint64_t(n)}, sigma, mean});
     };
-    mat("token_embd.weight", H, s.vocab, 1.0f, -1);
+    // gemma multiplies the embeddings by sqrt(H): drawn that much smaller, so the (tied)
+    // logits do not just repeat the current token.
+    mat("token_embd.weight", H, s.vocab, gemma ? 1.0f / std::sqrt(float(H)) : 1.0f, -1);
     for (int l = 0; l < s.layers; ++l) {
       const std::string p = "blk." + std::to_string(l) + ".";
       const float si = 1.0f / std::sqrt(float(H));
       vec(p + "attn_norm.weight", H, 0.1f, 1);
-      mat(p + "attn_q.weight", H, H, si, l);
-      mat(p + "attn_k.weight", H, kv, si, l);
-      mat(p + "attn_v.weight", H, kv, si, l);
-      if (arch == "qwen2") {
+      if (starcoder2) vec(p + "attn_norm.bias", H, 0.1f, 0);
+      if (phi3) {
+        mat(p + "attn_qkv.weight", H, H + 2 * kv, si, l);
+      } else {
+        mat(p + "attn_q.weight", H, H, si, l);
+        mat(p + "attn_k.weight", H, kv, si, l);
+        mat(p + "attn_v.weight", H, kv, si, l);
+      }
+      if (arch == "qwen2" || starcoder2) {
         vec(p + "attn_q.bias", H, 0.1f, 0);
         vec(p + "attn_k.bias", kv, 0.1f, 0);
         vec(p + "attn_v.bias", kv, 0.1f, 0);
       }
-      if (arch == "qwen3") {
+      if (arch == "qwen3" || arch == "gemma3") {
         vec(p + "attn_q_norm.weight", hd, 0.1f, 1);
         vec(p + "attn_k_norm.weight", hd, 0.1f, 1);
       }
       mat(p + "attn_output.weight", H, H, 0.5f * si, l);
+      if (starcoder2) vec(p + "attn_output.bias", H, 0.1f, 0);
+      if (gemma && arch != "gemma") vec(p + "post_attention_norm.weight", H, 0.1f, 1);
       vec(p + "ffn_norm.weight", H, 0.1f, 1);
-      mat(p + "ffn_gate.weight", H, s.ffn, si, l);
-      mat(p + "ffn_up.weight", H, s.ffn, si, l);
+      if (starcoder2) vec(p + "ffn_norm.bias", H, 0.1f, 0);
+      if (phi3) {
+        mat(p + "ffn_up.weight", H, 2 * s.ffn, si, l);  // gate rows, then up rows
+      } else {
+        if (!starcoder2) mat(p + "ffn_gate.weight", H, s.ffn, si, l);
+        mat(p + "ffn_up.weight", H, s.ffn, si, l);
+      }
+      if (starcoder2) vec(p + "ffn_up.bias", s.ffn, 0.1f, 0);
       mat(p + "ffn_down.weight", s.ffn, H, 0.5f / std::sqrt(float(s.ffn)), l);
+      if (starcoder2) vec(p + "ffn_down.bias", H, 0.1f, 0);
+      if (gemma && arch != "gemma") vec(p + "post_ffw_norm.weight", H, 0.1f, 1);
     }
     vec("output_norm.weight", H, 0.1f, 1);
+    if (starcoder2) vec("output_norm.bias", H, 0.1f, 0);
     if (!s.tied) mat("output.weight", H, s.vocab, 1.0f / std::sqrt(float(H)), -1);
 
     uint64_t off = 0;
@@ -394,10 +417,28 @@ int main(int argc, char** argv) {
         {a + "feed_forward_length", 4, uint32_t(s.ffn), 0, ""},
         {a + "attention.head_count", 4, uint32_t(s.heads), 0, ""},
         {a + "attention.head_count_kv", 4, uint32_t(s.kv_heads), 0, ""},
-        {a + "attention.layer_norm_rms_epsilon", 6, 0, 1e-6f, ""},
+        {a + (starcoder2 ? "attention.layer_norm_epsilon" : "attention.layer_norm_rms_epsilon"), 6,
+         0, 1e-6f, ""},
         {a + "rope.freq_base", 6, 0, arch == "llama" ? 10000.0f : 1000000.0f, ""},
     };
     std::vector<Kv> own = kvs;
+    // The multipliers, caps and windows of the architectures beyond llama (model/arch_*.cpp),
+    // with values that change the results (a window shorter than cuda_model_test's 72
+    // positions).
+    if (arch == "granite") {
+      own.push_back({a + "logit_scale", 6, 0, 4.0f, ""});
+      own.push_back({a + "residual_scale", 6, 0, 0.5f, ""});
+      own.push_back({a + "embedding_scale", 6, 0, 2.0f, ""});
+      own.push_back({a + "attention.scale", 6, 0, 0.5f / std::sqrt(float(hd)), ""});
+    }
+    if (arch == "gemma2") {
+      own.push_back({a + "attn_logit_softcapping", 6, 0, 5.0f, ""});
+      own.push_back({a + "final_logit_softcapping", 6, 0, 30.0f, ""});
+    }
+    if (arch == "gemma2" || arch == "gemma3") {
+      own.push_back({a + "attention.sliding_window", 4, 32, 0, ""});
+      own.push_back({a + "attention.sliding_window_pattern", 4, 2, 0, ""});
+    }
     if (!tok.has_eos)
       own.push_back({"tokenizer.ggml.eos_token_id", 4, uint32_t(s.vocab - 1), 0, ""});
     w.u32(0x46554747);
