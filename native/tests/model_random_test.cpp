@@ -169,6 +169,8 @@ struct Spec {
   uint32_t rope_orig = 0;
   // Corruptions for the error tests.
   std::string wrong_shape_tensor, wrong_type_tensor, missing_tensor, missing_key;
+  std::vector<std::string> extra_tensors;                // more 1-D f32 tensors of embd values
+  std::vector<std::pair<std::string, float>> extra_f32;  // more metadata
 };
 
 std::string write_model(const Spec& sp, const std::string& name) {
@@ -261,6 +263,8 @@ std::string write_model(const Spec& sp, const std::string& name) {
     mat(p + "ffn_up.weight", sp.embd, sp.ff);
     mat(p + "ffn_down.weight", sp.ff, sp.embd);
   }
+  for (const auto& n : sp.extra_tensors) vec(n, sp.embd, 1.0f);
+  for (const auto& [k, v] : sp.extra_f32) w.f32(k, v);
   const std::string path = "/tmp/lf_model_test_" + std::to_string(getpid()) + "_" + name + ".gguf";
   w.write(path);
   return path;
@@ -319,10 +323,11 @@ void check_arch(Spec sp) {
   }
 }
 
-std::string load_error(const Spec& sp, const std::string& name) {
+std::string load_error(const Spec& sp, const std::string& name,
+                       std::shared_ptr<Backend> be = std::make_shared<CpuBackend>()) {
   TmpFile f{write_model(sp, name)};
   try {
-    Model::load(f.path, std::make_shared<CpuBackend>());
+    Model::load(f.path, be);
   } catch (const std::runtime_error& e) {
     const std::string msg = e.what();
     if (msg.find(f.path) == std::string::npos) throw lftest::FailTest{"no path in: " + msg};
@@ -420,47 +425,36 @@ TEST(qwen3moe_batched_pass_equals_row_by_row) {
   }
 }
 
-// A backend without the mixture-of-experts ops (as the CUDA backend is for now): the CPU's
-// kernels behind Backend's default MoE answers.
-class NoMoeBackend final : public Backend {
+// A backend with only the base ops: neither the mixture-of-experts ops nor those of the
+// architectures beyond llama (as CUDA for now). Nothing of it runs for such a model, since
+// the loader refuses it before touching a weight.
+class BaseOpsBackend final : public Backend {
  public:
-  std::string name() const override { return "nomoe"; }
-  int threads() const override { return cpu_.threads(); }
-  std::unique_ptr<DeviceBuffer> alloc(size_t bytes) override { return cpu_.alloc(bytes); }
-  void upload(DevicePtr<void> d, const void* s, size_t b) override { cpu_.upload(d, s, b); }
-  void download(void* d, DevicePtr<const void> s, size_t b) override { cpu_.download(d, s, b); }
-  ResidentWeight load_weight(const WeightView& f, WeightUse u) override {
-    return cpu_.load_weight(f, u);
+  std::string name() const override { return "stub"; }
+  int threads() const override { return 1; }
+  std::unique_ptr<DeviceBuffer> alloc(size_t) override { fail(); }
+  void upload(DevicePtr<void>, const void*, size_t) override { fail(); }
+  void download(void*, DevicePtr<const void>, size_t) override { fail(); }
+  ResidentWeight load_weight(const WeightView&, WeightUse) override { fail(); }
+  void matmul(const WeightView&, DevicePtr<const float>, int, DevicePtr<float>) override { fail(); }
+  void get_rows(const WeightView&, DevicePtr<const int32_t>, int, DevicePtr<float>) override {
+    fail();
   }
-  void matmul(const WeightView& w, DevicePtr<const float> x, int n, DevicePtr<float> y) override {
-    cpu_.matmul(w, x, n, y);
+  void rms_norm(DevicePtr<const float>, DevicePtr<const float>, int, int, float,
+                DevicePtr<float>) override {
+    fail();
   }
-  void get_rows(const WeightView& t, DevicePtr<const int32_t> ids, int n,
-                DevicePtr<float> out) override {
-    cpu_.get_rows(t, ids, n, out);
+  void rope(DevicePtr<float>, int, int, int, DevicePtr<const int32_t>, const RopeParams&) override {
+    fail();
   }
-  void rms_norm(DevicePtr<const float> x, DevicePtr<const float> w, int n, int dim, float eps,
-                DevicePtr<float> y) override {
-    cpu_.rms_norm(x, w, n, dim, eps, y);
-  }
-  void rope(DevicePtr<float> x, int n, int h, int hd, DevicePtr<const int32_t> pos,
-            const RopeParams& p) override {
-    cpu_.rope(x, n, h, hd, pos, p);
-  }
-  void swiglu(DevicePtr<float> g, DevicePtr<const float> u, int n, int dim) override {
-    cpu_.swiglu(g, u, n, dim);
-  }
-  void add_bias(DevicePtr<float> x, DevicePtr<const float> b, int n, int dim) override {
-    cpu_.add_bias(x, b, n, dim);
-  }
-  void add(DevicePtr<float> x, DevicePtr<const float> y, size_t count) override {
-    cpu_.add(x, y, count);
-  }
-  std::unique_ptr<KvStorage> create_kv(const KvLayout& l) override { return cpu_.create_kv(l); }
-  void attention(KvStorage& kv, const AttentionArgs& a) override { cpu_.attention(kv, a); }
+  void swiglu(DevicePtr<float>, DevicePtr<const float>, int, int) override { fail(); }
+  void add_bias(DevicePtr<float>, DevicePtr<const float>, int, int) override { fail(); }
+  void add(DevicePtr<float>, DevicePtr<const float>, size_t) override { fail(); }
+  std::unique_ptr<KvStorage> create_kv(const KvLayout&) override { fail(); }
+  void attention(KvStorage&, const AttentionArgs&) override { fail(); }
 
  private:
-  CpuBackend cpu_;
+  [[noreturn]] static void fail() { throw lftest::FailTest{"the stub backend was used"}; }
 };
 
 TEST(qwen3moe_refused_by_a_backend_without_moe_ops) {
@@ -468,11 +462,11 @@ TEST(qwen3moe_refused_by_a_backend_without_moe_ops) {
   sp.arch = "qwen3moe";
   TmpFile f{write_model(sp, "moe_refused")};
   try {
-    Model::load(f.path, std::make_shared<NoMoeBackend>());
+    Model::load(f.path, std::make_shared<BaseOpsBackend>());
   } catch (const std::runtime_error& e) {
     expect_contains(e.what(), f.path);
     expect_contains(e.what(),
-                    "nomoe: architecture qwen3moe (mixture of experts) is not supported yet; use "
+                    "stub: architecture qwen3moe (mixture of experts) is not supported yet; use "
                     "--backend cpu");
     return;
   }
@@ -532,6 +526,33 @@ TEST(bad_models_fail_with_clear_messages) {
   sp.arch = "qwen3moe";
   sp.missing_key = "qwen3moe.expert_used_count";
   expect_contains(load_error(sp, "moe_key"), "qwen3moe.expert_used_count");
+}
+
+TEST(arch_refusals_are_one_clear_line) {
+  Spec sp;
+  sp.arch = "phi3";
+  sp.extra_tensors = {"rope_factors_long.weight"};
+  expect_contains(load_error(sp, "phi3-longrope"),
+                  "phi3 long-context RoPE factors (rope_factors_long/short) are not supported");
+  sp = Spec{};
+  sp.arch = "granite";
+  expect_contains(load_error(sp, "granite-no-scale"), "missing metadata key 'granite.logit_scale'");
+  sp = Spec{};
+  sp.arch = "gemma2";
+  sp.extra_f32 = {{"gemma2.final_logit_softcapping", -1.0f}};
+  expect_contains(load_error(sp, "gemma2-cap"), "soft-capping values must be positive");
+  sp = Spec{};
+  sp.arch = "granite";
+  sp.extra_f32 = {{"granite.logit_scale", 4.0f}};
+  expect_contains(load_error(sp, "granite-stub", std::make_shared<BaseOpsBackend>()),
+                  "stub: architecture 'granite' is not supported yet; use --backend cpu");
+  // llama needs none of those ops: the same backend gets as far as the weights.
+  try {
+    TmpFile f{write_model(Spec{}, "llama-stub")};
+    Model::load(f.path, std::make_shared<BaseOpsBackend>());
+  } catch (const lftest::FailTest& e) {
+    expect_contains(e.why, "the stub backend was used");
+  }
 }
 
 TEST_MAIN()

@@ -6,8 +6,9 @@
 // GPU machine with no Node, where test/bench/bench-models.ts cannot run.
 //
 //   lf_randmodel OUT.gguf [--shape tiny|0.5b|1.5b|3b|7b|30b-a3b|tiny-moe] [--quant Q4_K_M|
-//                Q8_0|F16|BF16|F32|Q4_0|Q5_0|Q4_K|Q5_K|Q6_K] [--arch qwen2|llama|qwen3|qwen3moe]
-//                [--layers N] [--vocab N] [--seed S] [--tokenizer VOCAB.gguf]
+//                Q8_0|F16|BF16|F32|Q4_0|Q5_0|Q4_K|Q5_K|Q6_K] [--arch qwen2|llama|qwen3|qwen3moe|
+//                starcoder2|granite|phi3|gemma|gemma2|gemma3] [--layers N] [--vocab N]
+//                [--seed S] [--tokenizer VOCAB.gguf]
 //
 // --shape 30b-a3b (Qwen3-Coder-30B-A3B: 48 layers, hidden 2048, 32 query / 4 KV heads of
 // 128, 128 experts of FFN 768 with 8 used per token, vocabulary 151936) is a qwen3moe shape;
@@ -289,8 +290,9 @@ int main(int argc, char** argv) {
   if (argc < 2 || argv[1][0] == '-') {
     std::fprintf(stderr,
                  "usage: lf_randmodel OUT.gguf [--shape tiny|0.5b|1.5b|3b|7b|30b-a3b|tiny-moe] "
-                 "[--quant Q4_K_M|Q8_0|F16|...] [--arch qwen2|llama|qwen3|qwen3moe] [--layers N] "
-                 "[--vocab N] [--seed S] [--tokenizer VOCAB.gguf]\n");
+                 "[--quant Q4_K_M|Q8_0|F16|...] [--arch qwen2|llama|qwen3|qwen3moe|starcoder2|"
+                 "granite|phi3|gemma|gemma2|gemma3] [--layers N] [--vocab N] [--seed S] "
+                 "[--tokenizer VOCAB.gguf]\n");
     return 2;
   }
   try {
@@ -326,6 +328,9 @@ int main(int argc, char** argv) {
     if (arch == "qwen3moe" && s.experts == 0) {
       throw std::invalid_argument("--arch qwen3moe needs a MoE shape (30b-a3b, tiny-moe)");
     }
+    const bool gemma = arch == "gemma" || arch == "gemma2" || arch == "gemma3";
+    const bool starcoder2 = arch == "starcoder2", phi3 = arch == "phi3";
+    if (arch == "gemma" || arch == "gemma2") s.tied = true;  // they never read output.weight
     if (layers > 0) s.layers = layers;
     if (vocab > 0) s.vocab = vocab;
     const TokenizerKvs tok = tokenizer.empty() ? TokenizerKvs{} : read_tokenizer_kvs(tokenizer);
@@ -361,25 +366,35 @@ int main(int argc, char** argv) {
     auto vec = [&](const std::string& name, int64_t n, float sigma, float mean) {
       plan.push_back({name, GgmlType::F32, {uint64_t(n)}, sigma, mean});
     };
-    mat("token_embd.weight", H, s.vocab, 1.0f, -1);
+    // gemma multiplies the embeddings by sqrt(H): drawn that much smaller, so the (tied)
+    // logits do not just repeat the current token.
+    mat("token_embd.weight", H, s.vocab, gemma ? 1.0f / std::sqrt(float(H)) : 1.0f, -1);
     for (int l = 0; l < s.layers; ++l) {
       const std::string p = "blk." + std::to_string(l) + ".";
       const float si = 1.0f / std::sqrt(float(H));
       vec(p + "attn_norm.weight", H, 0.1f, 1);
-      mat(p + "attn_q.weight", H, qd, si, l);
-      mat(p + "attn_k.weight", H, kv, si, l);
-      mat(p + "attn_v.weight", H, kv, si, l);
-      if (arch == "qwen2") {
-        vec(p + "attn_q.bias", H, 0.1f, 0);
+      if (starcoder2) vec(p + "attn_norm.bias", H, 0.1f, 0);
+      if (phi3) {
+        mat(p + "attn_qkv.weight", H, qd + 2 * kv, si, l);
+      } else {
+        mat(p + "attn_q.weight", H, qd, si, l);
+        mat(p + "attn_k.weight", H, kv, si, l);
+        mat(p + "attn_v.weight", H, kv, si, l);
+      }
+      if (arch == "qwen2" || starcoder2) {
+        vec(p + "attn_q.bias", qd, 0.1f, 0);
         vec(p + "attn_k.bias", kv, 0.1f, 0);
         vec(p + "attn_v.bias", kv, 0.1f, 0);
       }
-      if (arch == "qwen3" || moe) {
+      if (arch == "qwen3" || moe || arch == "gemma3") {
         vec(p + "attn_q_norm.weight", hd, 0.1f, 1);
         vec(p + "attn_k_norm.weight", hd, 0.1f, 1);
       }
       mat(p + "attn_output.weight", qd, H, 0.5f / std::sqrt(float(qd)), l);
+      if (starcoder2) vec(p + "attn_output.bias", H, 0.1f, 0);
+      if (gemma && arch != "gemma") vec(p + "post_attention_norm.weight", H, 0.1f, 1);
       vec(p + "ffn_norm.weight", H, 0.1f, 1);
+      if (starcoder2) vec(p + "ffn_norm.bias", H, 0.1f, 0);
       if (moe) {
         plan.push_back({p + "ffn_gate_inp.weight",
                         GgmlType::F32,
@@ -399,11 +414,19 @@ int main(int argc, char** argv) {
         exps(p + "ffn_down_exps.weight", s.expert_ffn, H, sf);
         continue;
       }
-      mat(p + "ffn_gate.weight", H, s.ffn, si, l);
-      mat(p + "ffn_up.weight", H, s.ffn, si, l);
+      if (phi3) {
+        mat(p + "ffn_up.weight", H, 2 * s.ffn, si, l);  // gate rows, then up rows
+      } else {
+        if (!starcoder2) mat(p + "ffn_gate.weight", H, s.ffn, si, l);
+        mat(p + "ffn_up.weight", H, s.ffn, si, l);
+      }
+      if (starcoder2) vec(p + "ffn_up.bias", s.ffn, 0.1f, 0);
       mat(p + "ffn_down.weight", s.ffn, H, 0.5f / std::sqrt(float(s.ffn)), l);
+      if (starcoder2) vec(p + "ffn_down.bias", H, 0.1f, 0);
+      if (gemma && arch != "gemma") vec(p + "post_ffw_norm.weight", H, 0.1f, 1);
     }
     vec("output_norm.weight", H, 0.1f, 1);
+    if (starcoder2) vec("output_norm.bias", H, 0.1f, 0);
     if (!s.tied) mat("output.weight", H, s.vocab, 1.0f / std::sqrt(float(H)), -1);
 
     uint64_t off = 0;
@@ -430,7 +453,8 @@ int main(int argc, char** argv) {
         {a + "feed_forward_length", 4, uint32_t(s.ffn), 0, ""},
         {a + "attention.head_count", 4, uint32_t(s.heads), 0, ""},
         {a + "attention.head_count_kv", 4, uint32_t(s.kv_heads), 0, ""},
-        {a + "attention.layer_norm_rms_epsilon", 6, 0, 1e-6f, ""},
+        {a + (starcoder2 ? "attention.layer_norm_epsilon" : "attention.layer_norm_rms_epsilon"), 6,
+         0, 1e-6f, ""},
         {a + "rope.freq_base", 6, 0, arch == "llama" ? 10000.0f : 1000000.0f, ""},
     };
     if (moe) {
@@ -443,6 +467,23 @@ int main(int argc, char** argv) {
       kvs.push_back({a + "attention.value_length", 4, uint32_t(hd), 0, ""});
     }
     std::vector<Kv> own = kvs;
+    // The multipliers, caps and windows of the architectures beyond llama (model/arch_*.cpp),
+    // with values that change the results (a window shorter than cuda_model_test's 72
+    // positions).
+    if (arch == "granite") {
+      own.push_back({a + "logit_scale", 6, 0, 4.0f, ""});
+      own.push_back({a + "residual_scale", 6, 0, 0.5f, ""});
+      own.push_back({a + "embedding_scale", 6, 0, 2.0f, ""});
+      own.push_back({a + "attention.scale", 6, 0, 0.5f / std::sqrt(float(hd)), ""});
+    }
+    if (arch == "gemma2") {
+      own.push_back({a + "attn_logit_softcapping", 6, 0, 5.0f, ""});
+      own.push_back({a + "final_logit_softcapping", 6, 0, 30.0f, ""});
+    }
+    if (arch == "gemma2" || arch == "gemma3") {
+      own.push_back({a + "attention.sliding_window", 4, 32, 0, ""});
+      own.push_back({a + "attention.sliding_window_pattern", 4, 2, 0, ""});
+    }
     if (!tok.has_eos)
       own.push_back({"tokenizer.ggml.eos_token_id", 4, uint32_t(s.vocab - 1), 0, ""});
     w.u32(0x46554747);

@@ -1,6 +1,7 @@
 // Differential tests: Leapfrog against llama.cpp on random-weight models with real
-// vocabularies (every architecture x tensor type of fixtureMatrix(), and the RoPE-scaling and
-// mixture-of-experts fixtures of featureFixtures()), five code prompts each.
+// vocabularies (every architecture x tensor type of fixtureMatrix(), the RoPE-scaling and
+// mixture-of-experts fixtures of featureFixtures(), and the architectures beyond llama/qwen on
+// two types each: EXTRA_ARCH_FIXTURES), five code prompts each.
 // Run: npx mocha --import=tsx 'test/native/differential.test.ts'
 //
 // Leapfrog is driven through its CLI with two hidden options the tests rely on:
@@ -61,6 +62,7 @@ import { missingVocab, repoRoot } from '../fixtures/shared-data';
 import { disposeOracle, greedy, lastLogits, promptTokens } from '../oracle/llama-cpp';
 import {
   CODE_PROMPTS,
+  EXTRA_ARCH_FIXTURES,
   featureFixtures,
   fixtureLabel,
   fixtureMatrix,
@@ -147,12 +149,12 @@ describe('differential: Leapfrog vs llama.cpp on random-weight models', function
   before(function () {
     if (!fs.existsSync(cli))
       skipBecause(this, `${path.relative(repoRoot, cli)} does not exist yet (the Leapfrog CLI)`);
-    const why = missingVocab('qwen2', 'llama-spm');
+    const why = missingVocab('qwen2', 'llama-spm', 'starcoder', 'phi-3');
     if (why) skipBecause(this, why);
   });
   after(() => disposeOracle());
 
-  for (const opts of [...fixtureMatrix(), ...featureFixtures()]) {
+  for (const opts of [...fixtureMatrix(), ...featureFixtures(), ...EXTRA_ARCH_FIXTURES]) {
     const { type } = opts;
     describe(fixtureLabel(opts), () => {
       let model = '';

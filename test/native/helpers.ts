@@ -3,10 +3,17 @@ import * as assert from 'node:assert/strict';
 import {
   ALL_ARCHS,
   ALL_TYPES,
+  EXTRA_ARCHS,
   type Arch,
   type RandomModelOptions,
   type TypeName,
 } from '../fixtures/random-model';
+
+/** The architectures beyond llama/qwen, on two types each (one float, one quantized) to keep
+ * the suite's time in check: their kernels are the same as the matrix's, their graphs not. */
+export const EXTRA_ARCH_FIXTURES: { arch: Arch; type: TypeName }[] = EXTRA_ARCHS.flatMap((arch) =>
+  (['F16', 'Q8_0'] as const).map((type) => ({ arch, type })),
+);
 
 /** The fixture matrix: 3 archs x 7 types, plus F32 for llama and qwen2. Ordered so that types
  * of one shape are generated one after the other (they share the f32 weights in memory). */

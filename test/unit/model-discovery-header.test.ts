@@ -246,7 +246,14 @@ describe('model discovery: facts from GGUF headers', () => {
         await reason('yarn.gguf', { meta: [['qwen2.rope.scaling.type', str('yarn')]] }),
         undefined,
       );
-      assert.match((await reason('phi.gguf', { arch: 'phi3' }))!, /architecture 'phi3'/);
+      assert.match((await reason('falcon.gguf', { arch: 'falcon' }))!, /architecture 'falcon'/);
+      assert.match(
+        (await reason('phi-128k.gguf', {
+          arch: 'phi3',
+          extraTensors: ['rope_factors_long.weight'],
+        }))!,
+        /long-context RoPE factors/,
+      );
     });
   });
 

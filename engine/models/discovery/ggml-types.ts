@@ -66,8 +66,19 @@ const LAYOUTS: Record<number, BlockLayout> = {
 /** The types the engine computes with (`supported: true` in the native table). */
 export const SUPPORTED_TENSOR_TYPES: ReadonlySet<number> = new Set([0, 1, 2, 6, 8, 12, 13, 14, 30]);
 
-/** Architectures native/src/model/hparams.cpp accepts. */
-export const SUPPORTED_ARCHITECTURES: readonly string[] = ['llama', 'qwen2', 'qwen3', 'qwen3moe'];
+/** Architectures the native loader accepts (native/src/model/arch.cpp, in its order). */
+export const SUPPORTED_ARCHITECTURES: readonly string[] = [
+  'llama',
+  'qwen2',
+  'qwen3',
+  'qwen3moe',
+  'starcoder2',
+  'granite',
+  'phi3',
+  'gemma',
+  'gemma2',
+  'gemma3',
+];
 
 /** RoPE scaling types native/src/model/hparams.cpp accepts (<arch>.rope.scaling.type). */
 export const SUPPORTED_ROPE_SCALING: readonly string[] = ['none', 'linear', 'yarn'];

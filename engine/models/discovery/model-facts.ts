@@ -100,6 +100,10 @@ function unsupportedReason(
     return `architecture '${architecture}' is not supported (supported: ${SUPPORTED_ARCHITECTURES.join(', ')})`;
   }
   if (h.tensors.length === 0) return 'no weights (a vocabulary-only GGUF)';
+  // Long-context phi3 files (native/src/model/arch_phi3.cpp refuses them).
+  if (h.tensors.some((t) => /(^|\.)rope_factors_(long|short)\.weight$/.test(t.name))) {
+    return 'long-context RoPE factors (rope_factors_long/short) are not supported';
+  }
   const unsupported = h.tensors.filter((t) => !SUPPORTED_TENSOR_TYPES.has(t.type));
   if (unsupported.length > 0) {
     const types = [...new Set(unsupported.map((t) => tensorTypeName(t.type)))].join(', ');

@@ -9,6 +9,7 @@
 #include "addon/host_memory.h"
 #include "backend/factory.h"
 #include "model/hparams.h"
+#include "model/model.h"
 
 namespace leapfrog::addon {
 
@@ -25,13 +26,13 @@ std::shared_ptr<Backend> shared_backend(const BackendOptions& opts) {
   return backend;
 }
 
-// Whether the file is a mixture-of-experts model (a file that does not parse says no: the
-// load itself then reports what is wrong).
-bool is_moe_file(const std::string& path) {
+// Whether `be` runs the file's architecture (a file that does not parse says yes: the load
+// itself then reports what is wrong).
+bool runs_architecture(const Backend& be, const std::string& path) {
   try {
-    return read_hparams(*GgufFile::open(path)).moe();
+    return backend_refusal(read_hparams(*GgufFile::open(path)), be).empty();
   } catch (const std::exception&) {
-    return false;
+    return true;
   }
 }
 
@@ -43,8 +44,10 @@ bool is_moe_file(const std::string& path) {
 // backend that cannot hold them is a clear error rather than an allocation failure midway.
 std::shared_ptr<Backend> backend_for(const std::string& path, const BackendOptions& opts) {
   auto backend = shared_backend(opts);
-  // `auto` also keeps a mixture-of-experts model off a backend without the MoE ops.
-  if (opts.kind == "auto" && !backend->supports_moe() && is_moe_file(path)) {
+  // `auto` also keeps a model off a backend without its ops (mixture of experts, the
+  // architectures beyond llama).
+  if (opts.kind == "auto" && (!backend->supports_moe() || !backend->supports_arch_ops()) &&
+      !runs_architecture(*backend, path)) {
     return shared_backend(BackendOptions{"cpu", opts.threads});
   }
   const size_t free = backend->free_memory();

@@ -173,6 +173,9 @@ struct AttentionArgs {
   DevicePtr<const uint8_t> mask;
   float scale = 1;       // usually 1/sqrt(head_dim)
   DevicePtr<float> out;  // n x (n_heads * head_dim)
+  // Beyond llama (backends whose supports_arch_ops() is true):
+  float softcap = 0;  // > 0: each scaled score s becomes softcap * tanh(s / softcap) (gemma2)
+  int window = 0;     // > 0: row i sees only cache slots p with q_pos[i] - p < window
 };
 
 // The shape of one forward pass, announced before its ops (a GPU backend may key a
@@ -278,6 +281,33 @@ class Backend {
     for (int j = 0; j < count; ++j) {
       if (n[j] > 0) matmul(*w[j], x[j], n[j], y[j]);
     }
+  }
+
+  // ---- ops of the architectures beyond llama and qwen (model/arch.h: starcoder2, granite,
+  // phi3, gemma). A backend that lacks them keeps supports_arch_ops() false: the model
+  // loader then refuses those architectures with one line, and these defaults never run.
+  virtual bool supports_arch_ops() const { return false; }
+  // y = (x - mean(x)) / sqrt(var(x) + eps) * w + b over rows of `dim` (w, b may be null).
+  // Works in place (y == x).
+  virtual void layer_norm(DevicePtr<const float> x, DevicePtr<const float> w,
+                          DevicePtr<const float> b, int n, int dim, float eps, DevicePtr<float> y) {
+    missing_op("layer_norm");
+  }
+  // x = gelu(x) in place over count values: the tanh approximation, looked up through f16
+  // as ggml's CPU backend does.
+  virtual void gelu(DevicePtr<float> x, size_t count) { missing_op("gelu"); }
+  // gate = gelu(gate) * up over n x dim (in place into gate).
+  virtual void geglu(DevicePtr<float> gate, DevicePtr<const float> up, int n, int dim) {
+    missing_op("geglu");
+  }
+  // x *= s over count values.
+  virtual void scale(DevicePtr<float> x, size_t count, float s) { missing_op("scale"); }
+  // x = cap * tanh(x / cap) over count values (soft-capping logits).
+  virtual void softcap(DevicePtr<float> x, size_t count, float cap) { missing_op("softcap"); }
+
+ private:
+  [[noreturn]] void missing_op(const char* op) const {
+    throw std::logic_error(name() + ": op " + op + " is not implemented");
   }
 };
 

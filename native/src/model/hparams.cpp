@@ -3,6 +3,8 @@
 #include <cmath>
 #include <string>
 
+#include "model/arch.h"
+
 namespace leapfrog {
 
 namespace {
@@ -74,8 +76,10 @@ void read_experts(const GgufFile& f, const std::string& a, ModelHParams& hp) {
 ModelHParams read_hparams(const GgufFile& f) {
   ModelHParams hp;
   hp.arch = std::string(f.require_string("general.architecture"));
-  if (hp.arch != "llama" && hp.arch != "qwen2" && hp.arch != "qwen3" && hp.arch != "qwen3moe") {
-    f.fail("unsupported architecture '" + hp.arch + "' (supported: llama, qwen2, qwen3, qwen3moe)");
+  const ArchInfo* info = find_arch(hp.arch);
+  if (!info) {
+    f.fail("unsupported architecture '" + hp.arch + "' (supported: " + supported_arch_names() +
+           ")");
   }
   const std::string a = hp.arch + ".";
   auto req = [&](const std::string& k) { return positive_int(f, a + k, f.require_int(a + k)); };
@@ -107,11 +111,10 @@ ModelHParams read_hparams(const GgufFile& f) {
   if (hp.head_dim > 1024 || hp.head_dim_v > 1024 || hp.head_dim % 2 != 0) {
     f.fail("unsupported attention head size " + std::to_string(hp.head_dim));
   }
-  hp.rms_eps = static_cast<float>(f.require_float(a + "attention.layer_norm_rms_epsilon"));
-
-  // llama.cpp's assignment: llama rotates adjacent pairs (its converter permutes Q/K rows
-  // to match), the Qwen family rotates halves (NeoX).
-  hp.rope.style = hp.arch == "llama" ? RopeStyle::Normal : RopeStyle::NeoX;
+  hp.rms_eps = static_cast<float>(
+      f.require_float(a + (info->layer_norm_eps ? "attention.layer_norm_epsilon"
+                                                : "attention.layer_norm_rms_epsilon")));
+  hp.rope.style = info->rope_style;
   hp.rope.n_dims = opt("rope.dimension_count", hp.head_dim);
   if (hp.rope.n_dims > hp.head_dim || hp.rope.n_dims % 2 != 0) {
     f.fail("rope.dimension_count " + std::to_string(hp.rope.n_dims) + " does not fit head size " +
@@ -122,6 +125,7 @@ ModelHParams read_hparams(const GgufFile& f) {
 
   if (auto v = f.get_int("tokenizer.ggml.bos_token_id")) hp.bos_token = static_cast<int32_t>(*v);
   if (auto v = f.get_int("tokenizer.ggml.eos_token_id")) hp.eos_token = static_cast<int32_t>(*v);
+  if (info->read_features) info->read_features(f, hp);
   return hp;
 }
 

@@ -412,7 +412,8 @@ void CpuBackend::attention(KvStorage& kv_base, const AttentionArgs& args) {
   const cpu::QuantizeFn to_f16 = k_->quantize[static_cast<int>(ActFormat::F16)];
 
   const double work = double(a.n) * a.n_heads * hd * 2 * (a.kv_len);
-  if (k_->attend && hd % 8 == 0 && hd <= 256) {
+  // Soft-capped scores and sliding windows (gemma) take the generic loop below.
+  if (k_->attend && hd % 8 == 0 && hd <= 256 && args.softcap == 0 && args.window == 0) {
     // Tasks of up to 4 query rows x one KV head's group of query heads: the kernel converts
     // each cached key and value once for all of them.
     constexpr int kRowsPerTask = 4;
@@ -456,26 +457,30 @@ void CpuBackend::attention(KvStorage& kv_base, const AttentionArgs& args) {
     to_f16(a.q + static_cast<size_t>(i) * q_dim + h * hd, q16, hd);
     const uint8_t* mask = a.mask ? a.mask + static_cast<size_t>(i) * a.kv_len : nullptr;
     const int limit = mask ? a.kv_len : std::min(a.kv_len, a.q_pos[i] + 1);
+    // A sliding window hides the slots more than window-1 positions back: start after them.
+    const int first = args.window > 0 ? std::max(0, a.q_pos[i] - args.window + 1) : 0;
+    const float cap = args.softcap, inv_cap = cap > 0 ? 1.0f / cap : 0.0f;
 
     float mx = -INFINITY;
-    for (int j = 0; j < limit; ++j) {
+    for (int j = first; j < limit; ++j) {
       if (mask && !mask[j]) {
         scores[j] = -INFINITY;
         continue;
       }
       scores[j] = dot16(kv.k(a.layer, j) + kvh * hd, q16, hd) * a.scale;
+      if (cap > 0) scores[j] = std::tanh(scores[j] * inv_cap) * cap;  // as ggml: scale, tanh, scale
       mx = std::max(mx, scores[j]);
     }
     float* out = a.out + static_cast<size_t>(i) * q_dim + h * hd;
     std::fill(out, out + hd, 0.0f);
     if (mx == -INFINITY) return;  // nothing visible: zero output
     double sum = 0;
-    for (int j = 0; j < limit; ++j) {
+    for (int j = first; j < limit; ++j) {
       scores[j] = scores[j] == -INFINITY ? 0.0f : std::exp(scores[j] - mx);
       sum += scores[j];
     }
     const float inv = static_cast<float>(1.0 / sum);
-    for (int j = 0; j < limit; ++j) {
+    for (int j = first; j < limit; ++j) {
       if (scores[j] != 0) k_->axpy_f16(scores[j] * inv, kv.v(a.layer, j) + kvh * hd, out, hd);
     }
   });

@@ -60,6 +60,14 @@ class CpuBackend final : public Backend {
                         DevicePtr<float> y) override;
   void matmul_grouped(const WeightView* const* w, const DevicePtr<const float>* x, const int* n,
                       const DevicePtr<float>* y, int count) override;
+  // The ops beyond llama's (cpu_arch_ops.cpp).
+  bool supports_arch_ops() const override { return true; }
+  void layer_norm(DevicePtr<const float> x, DevicePtr<const float> w, DevicePtr<const float> b,
+                  int n, int dim, float eps, DevicePtr<float> y) override;
+  void gelu(DevicePtr<float> x, size_t count) override;
+  void geglu(DevicePtr<float> gate, DevicePtr<const float> up, int n, int dim) override;
+  void scale(DevicePtr<float> x, size_t count, float s) override;
+  void softcap(DevicePtr<float> x, size_t count, float cap) override;
 
   // Host-memory conveniences of the CPU alone (host memory is this backend's memory).
   void matmul(const WeightView& w, const float* x, int n, float* y) {

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -118,8 +119,11 @@ class CudaBackend final : public Backend {
     name_ = std::string("cuda:") + prop.name;
     sms_ = prop.multiProcessorCount;
     (void)ctx();
+    LF_CUDA(cudaMalloc(&gelu_table_, 65536 * sizeof(uint16_t)));
+    launch_gelu_table(gelu_table_, stream());
   }
   ~CudaBackend() override {
+    if (gelu_table_) (void)cudaFree(gelu_table_);
     for (auto& [tid, c] : ctxs_) {
       if (c->stream) (void)cudaStreamDestroy(c->stream);
     }
@@ -293,6 +297,34 @@ class CudaBackend final : public Backend {
     launch_add(x.get(), y.get(), count, stream());
   }
 
+  // The ops beyond llama's (arch_ops.cu, and attention's softcap and window). Written and
+  // compile-checked but not yet run on a GPU: until `cuda_device.sh arches` passes on one
+  // (it sets LEAPFROG_CUDA_ARCH_OPS=1), the backend says it lacks them and the loader
+  // refuses those architectures with one line.
+  bool supports_arch_ops() const override {
+    static const bool on = [] {
+      const char* e = std::getenv("LEAPFROG_CUDA_ARCH_OPS");
+      return e && std::string(e) == "1";
+    }();
+    return on;
+  }
+  void layer_norm(DevicePtr<const float> x, DevicePtr<const float> w, DevicePtr<const float> b,
+                  int n, int dim, float eps, DevicePtr<float> y) override {
+    launch_layer_norm(x.get(), w.get(), b.get(), n, dim, eps, y.get(), stream());
+  }
+  void gelu(DevicePtr<float> x, size_t count) override {
+    launch_gelu(x.get(), gelu_table_, count, stream());
+  }
+  void geglu(DevicePtr<float> gate, DevicePtr<const float> up, int n, int dim) override {
+    launch_geglu(gate.get(), up.get(), gelu_table_, size_t(n) * dim, stream());
+  }
+  void scale(DevicePtr<float> x, size_t count, float s) override {
+    launch_scale(x.get(), s, count, stream());
+  }
+  void softcap(DevicePtr<float> x, size_t count, float cap) override {
+    launch_softcap(x.get(), cap, count, stream());
+  }
+
   std::unique_ptr<KvStorage> create_kv(const KvLayout& layout) override {
     (void)ctx();
     return std::make_unique<CudaKv>(*this, layout);
@@ -318,6 +350,8 @@ class CudaBackend final : public Backend {
     a.head_dim = L.head_dim;
     a.kv_len = args.kv_len;
     a.scale = args.scale;
+    a.softcap = args.softcap;
+    a.window = args.window;
     a.chunk = kv.chunk();
     const size_t chunks = (size_t(args.kv_len) + a.chunk - 1) / a.chunk;
     const size_t parts = size_t(args.n) * args.n_heads * chunks;
@@ -358,6 +392,7 @@ class CudaBackend final : public Backend {
   uint64_t id_;
   std::string name_;
   int sms_ = 1;
+  uint16_t* gelu_table_ = nullptr;  // 65536 f16 GELU results (arch_ops.cu)
   std::mutex mu_;
   std::unordered_map<std::thread::id, std::unique_ptr<Ctx>> ctxs_;
 };
