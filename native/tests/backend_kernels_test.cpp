@@ -82,15 +82,36 @@ std::vector<uint8_t> random_row(GgmlType t, int n, std::mt19937& rng) {
     case GgmlType::Q6_K:
       for (int b = 0; b < n / 256; ++b) put_half(210 * b + 208, 0.0005f);
       break;
+    case GgmlType::Q4_1:
+      for (int b = 0; b < n / 32; ++b)
+        put_half(20 * b, 0.1f * (1 + b % 3)), put_half(20 * b + 2, -0.5f);
+      break;
+    case GgmlType::Q5_1:
+      for (int b = 0; b < n / 32; ++b)
+        put_half(24 * b, 0.05f * (1 + b % 3)), put_half(24 * b + 2, -0.7f);
+      break;
+    case GgmlType::IQ4_NL:
+      for (int b = 0; b < n / 32; ++b) put_half(18 * b, 0.006f * (1 + b % 3));
+      break;
+    case GgmlType::Q2_K:
+      for (int b = 0; b < n / 256; ++b) put_half(84 * b + 80, 0.02f), put_half(84 * b + 82, 0.01f);
+      break;
+    case GgmlType::Q3_K:
+      for (int b = 0; b < n / 256; ++b) put_half(110 * b + 108, 0.005f);
+      break;
+    case GgmlType::IQ4_XS:
+      for (int b = 0; b < n / 256; ++b) put_half(136 * b, 0.0002f);
+      break;
     default:
       break;
   }
   return row;
 }
 
-const GgmlType kAllTypes[] = {GgmlType::F32,  GgmlType::F16,  GgmlType::BF16,
-                              GgmlType::Q8_0, GgmlType::Q4_0, GgmlType::Q5_0,
-                              GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K};
+const GgmlType kAllTypes[] = {GgmlType::F32,  GgmlType::F16,    GgmlType::BF16,  GgmlType::Q8_0,
+                              GgmlType::Q4_0, GgmlType::Q5_0,   GgmlType::Q4_K,  GgmlType::Q5_K,
+                              GgmlType::Q6_K, GgmlType::Q4_1,   GgmlType::Q5_1,  GgmlType::Q2_K,
+                              GgmlType::Q3_K, GgmlType::IQ4_NL, GgmlType::IQ4_XS};
 
 std::string tname(GgmlType t) { return std::string(ggml_type_traits(uint32_t(t))->name); }
 
@@ -334,16 +355,19 @@ TEST(integer_sums_equal_scalar_on_every_isa) {
         }
       }
       // Where random_row puts each block's f16 scales (and Q4_K/Q5_K mins).
-      const int blk =
-          t == GgmlType::Q4_K || t == GgmlType::Q5_K || t == GgmlType::Q6_K ? kQK_K : kQK;
+      const int blk = int(ggml_type_traits(uint32_t(t))->block_size);
       const size_t bb = ggml_row_bytes(t, blk);
-      const size_t off = t == GgmlType::Q6_K ? 208 : 0;
-      const bool has_min = t == GgmlType::Q4_K || t == GgmlType::Q5_K;
+      const size_t off = t == GgmlType::Q6_K   ? 208
+                         : t == GgmlType::Q2_K ? 80
+                         : t == GgmlType::Q3_K ? 108
+                                               : 0;
+      const bool has_min = t == GgmlType::Q4_K || t == GgmlType::Q5_K || t == GgmlType::Q2_K ||
+                           t == GgmlType::Q4_1 || t == GgmlType::Q5_1;
       for (int trial = 0; trial < 10; ++trial) {
         auto w = random_row(t, n, rng);
         for (int b = 0; b < n / blk; ++b) {
           std::memcpy(w.data() + b * bb + off, &kHalfOne, 2);
-          if (has_min) std::memcpy(w.data() + b * bb + 2, &kHalfOne, 2);
+          if (has_min) std::memcpy(w.data() + b * bb + off + 2, &kHalfOne, 2);
         }
         const float a = sc.dot[kernel_slot(t)](w.data(), act.data(), n);
         const float b = k.dot[kernel_slot(t)](w.data(), act.data(), n);
