@@ -6,8 +6,8 @@
 // steps differ in order. Each (row, activation) pair runs one chain whatever the tile:
 // - 32-value blocks: acc (8 lanes) = fma(float(block's lane sums), d_w * d_a, acc), and for
 //   Q4_1/Q5_1 a scalar chain ms = fma(m, s_a, ms); result hsum(acc) + ms;
-// - super-blocks: the super-block's whole integer sum, then sum = fma(d_w * d_a, isum, sum)
-//   (Q2_K also sum = fma(-dmin_w * d_a, min sum, sum)).
+// - super-blocks: acc (8 lanes) = fma(float(super-block's lane sums), d_w * d_a, acc) (Q2_K
+//   also acc = fnma(float(lane sums of bsums x mins), dmin_w * d_a, acc)); result hsum(acc).
 // Explicit fused multiply-adds keep every tile instantiation on the same roundings, so a
 // batched row equals the one-row product bit for bit.
 #include <cmath>
@@ -102,7 +102,11 @@ void tile_b32(const uint8_t* w, size_t ws, const uint8_t* a, size_t as, float* y
       const __m256i qa = load256(ya->qs);
       const __m256 da = _mm256_broadcast_ss(&ya->d);
       float sa = 0;
-      if constexpr (kMin) sa = f16_to_f32(f32_to_f16(ya->d * static_cast<float>(ya->sum)));
+      if constexpr (kMin) {
+        // llama.cpp's Q8_1 s: d * sum rounded through f16 (F16C rounds to nearest even, as
+        // the scalar f32_to_f16).
+        sa = h2f(_cvtss_sh(ya->d * static_cast<float>(ya->sum), _MM_FROUND_TO_NEAREST_INT));
+      }
       for (int r = 0; r < R; ++r) {
         const __m256i p = T == B32::IQ4_NL ? dot_s8s8(qw[r], qa) : dot_u8s8(qw[r], qa);
         acc[r][c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_mul_ps(dw[r], da), acc[r][c]);
@@ -128,18 +132,36 @@ struct TileB32 {
 enum class B256 { Q2_K, Q3_K, IQ4_XS };
 
 // A super-block decoded once for every activation row: 8 vectors of 32 codes (vector k =
-// weights 32k..32k+31, as the activation's), the int16 scale of each half of vector k
-// (sub-blocks of 16) or of all of it, and the float scales.
+// weights 32k..32k+31, as the activation's), the int16 scale vector of each (one scale per
+// 128-bit half: sub-blocks of 16 weights, or twice the same for IQ4_XS's sub-blocks of 32),
+// the float scales.
 struct Decoded {
   __m256i q[8];
   __m256i sc[8];
   __m256i mins;  // Q2_K: the 16 4-bit mins as int16 (they pair with the activation's bsums)
-  float d, dmin;
+  __m256 d, dmin;
 };
 
-inline __m256i halves16(int lo, int hi) {
-  return _mm256_set_m128i(_mm_set1_epi16(static_cast<int16_t>(hi)),
-                          _mm_set1_epi16(static_cast<int16_t>(lo)));
+// The scale vectors from 16 int8 scales, scale j for weights 16j..16j+15.
+inline void scales_by_16(__m128i sc8, __m256i* out) {
+  for (int k = 0; k < 8; ++k) {
+    const __m128i pick =
+        _mm_set_epi64x(0x0101010101010101LL * (2 * k + 1), 0x0101010101010101LL * (2 * k));
+    out[k] = _mm256_cvtepi8_epi16(_mm_shuffle_epi8(sc8, pick));
+  }
+}
+
+// Q3_K's 16 six-bit scales minus 32, as bytes: q3k_scales in word operations.
+inline __m128i q3k_scales8(const uint8_t* q) {
+  uint32_t u[3];
+  std::memcpy(u, q, 12);
+  const uint32_t lo4 = 0x0f0f0f0f, hi2 = 0x03030303;
+  const __m128i s =
+      _mm_setr_epi32(static_cast<int>((u[0] & lo4) | ((u[2] & hi2) << 4)),
+                     static_cast<int>((u[1] & lo4) | (((u[2] >> 2) & hi2) << 4)),
+                     static_cast<int>(((u[0] >> 4) & lo4) | (((u[2] >> 4) & hi2) << 4)),
+                     static_cast<int>(((u[1] >> 4) & lo4) | (((u[2] >> 6) & hi2) << 4)));
+  return _mm_sub_epi8(s, _mm_set1_epi8(32));
 }
 
 template <B256 T>
@@ -153,14 +175,12 @@ inline void decode(const uint8_t* row, int64_t b, Decoded& o) {
         o.q[4 * h + k] = _mm256_and_si256(_mm256_srli_epi16(v, 2 * k), three);
       }
     }
-    alignas(32) int16_t m[16];
-    for (int j = 0; j < 8; ++j) {
-      o.sc[j] = halves16(x.scales[2 * j] & 0xF, x.scales[2 * j + 1] & 0xF);
-    }
-    for (int j = 0; j < 16; ++j) m[j] = x.scales[j] >> 4;
-    o.mins = _mm256_load_si256(reinterpret_cast<const __m256i*>(m));
-    o.d = h2f(x.d);
-    o.dmin = h2f(x.dmin);
+    const __m128i raw = _mm_loadu_si128(reinterpret_cast<const __m128i*>(x.scales));
+    const __m128i m4 = _mm_set1_epi8(0xF);
+    scales_by_16(_mm_and_si128(raw, m4), o.sc);
+    o.mins = _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(raw, 4), m4));
+    o.d = _mm256_set1_ps(h2f(x.d));
+    o.dmin = _mm256_set1_ps(h2f(x.dmin));
   } else if constexpr (T == B256::Q3_K) {
     const BlockQ3_K& x = reinterpret_cast<const BlockQ3_K*>(row)[b];
     const __m256i hm = load256(x.hmask);
@@ -175,25 +195,24 @@ inline void decode(const uint8_t* row, int64_t b, Decoded& o) {
         o.q[run] = _mm256_sub_epi8(low, _mm256_and_si256(clear, _mm256_set1_epi8(4)));
       }
     }
-    int8_t s[16];
-    q3k_scales(x.scales, s);
-    for (int j = 0; j < 8; ++j) o.sc[j] = halves16(s[2 * j], s[2 * j + 1]);
-    o.d = h2f(x.d);
+    scales_by_16(q3k_scales8(x.scales), o.sc);
+    o.d = _mm256_set1_ps(h2f(x.d));
   } else {
     const BlockIQ4_XS& x = reinterpret_cast<const BlockIQ4_XS*>(row)[b];
     const __m256i levels = iq4_levels();
+    alignas(16) int8_t s[16];
     for (int j = 0; j < 8; ++j) {
       o.q[j] = _mm256_shuffle_epi8(levels, unpack_nibbles(x.qs + 16 * j));
-      const int s = iq4xs_scale(x, j);
-      o.sc[j] = halves16(s, s);
+      s[2 * j] = s[2 * j + 1] = static_cast<int8_t>(iq4xs_scale(x, j));
     }
-    o.d = h2f(x.d);
+    scales_by_16(_mm_load_si128(reinterpret_cast<const __m128i*>(s)), o.sc);
+    o.d = _mm256_set1_ps(h2f(x.d));
   }
 }
 
-// One (row, activation) super-block: its integer sum into the pair's float chain.
+// One (row, activation) super-block: its integer lane sums into the pair's 8 float lanes.
 template <B256 T>
-inline float step(const Decoded& x, const ActQ8_K& a, float sum) {
+inline __m256 step(const Decoded& x, const ActQ8_K& a, __m256 facc) {
   __m256i acc = _mm256_setzero_si256();
   for (int k = 0; k < 8; ++k) {
     const __m256i qa = load256(a.qs + 32 * k);
@@ -203,29 +222,33 @@ inline float step(const Decoded& x, const ActQ8_K& a, float sum) {
                                                                  _mm256_sign_epi8(qa, x.q[k]));
     acc = _mm256_add_epi32(acc, _mm256_madd_epi16(pairs, x.sc[k]));
   }
-  sum = std::fma(x.d * a.d, static_cast<float>(hsum_i32(acc)), sum);
+  const __m256 da = _mm256_broadcast_ss(&a.d);
+  facc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(acc), _mm256_mul_ps(x.d, da), facc);
   if constexpr (T == B256::Q2_K) {
-    const int msum = hsum_i32(_mm256_madd_epi16(load256(a.bsums), x.mins));
-    sum = std::fma(-(x.dmin * a.d), static_cast<float>(msum), sum);
+    const __m256i m = _mm256_madd_epi16(load256(a.bsums), x.mins);
+    facc = _mm256_fnmadd_ps(_mm256_cvtepi32_ps(m), _mm256_mul_ps(x.dmin, da), facc);
   }
-  return sum;
+  return facc;
 }
 
 template <B256 T, int R, int C>
 void tile_b256(const uint8_t* w, size_t ws, const uint8_t* a, size_t as, float* y, size_t ldy,
                int64_t nb) {
-  float acc[R][C] = {};
+  __m256 acc[R][C];
+  for (int r = 0; r < R; ++r)
+    for (int c = 0; c < C; ++c) acc[r][c] = _mm256_setzero_ps();
   Decoded x;
   for (int64_t b = 0; b < nb; ++b) {
     for (int r = 0; r < R; ++r) {
       decode<T>(w + r * ws, b, x);
+#pragma GCC unroll 4
       for (int c = 0; c < C; ++c) {
         acc[r][c] = step<T>(x, reinterpret_cast<const ActQ8_K*>(a + c * as)[b], acc[r][c]);
       }
     }
   }
   for (int r = 0; r < R; ++r)
-    for (int c = 0; c < C; ++c) y[c * ldy + r] = acc[r][c];
+    for (int c = 0; c < C; ++c) y[c * ldy + r] = hsum(acc[r][c]);
 }
 
 template <B256 T>
