@@ -1,10 +1,11 @@
-// The integer kernels of the arm64 path (Q8_0, Q4_0, Q5_0, Q4_K, Q5_K, Q6_K weights times
-// 8-bit activations), written once over a 16-byte int8 dot primitive I8::dot(acc, a, b):
-// lane i of acc gains a[4i..4i+3] . b[4i..4i+3]. kernels_neon.cpp instantiates them with
-// plain NEON (vmull_s8), kernels_neon_dotprod.cpp, compiled for the dot-product extension,
-// with vdotq_s32. Both primitives split the bytes over lanes the same way, so the two
-// tables give bit-identical results. Everything here has internal linkage: the +dotprod
-// copies must never stand in for the plain ones at link time.
+// The integer kernels of the arm64 path (Q8_0, Q4_0, Q5_0, Q4_1, Q5_1, IQ4_NL, Q4_K, Q5_K, Q6_K
+// weights times
+// 8-bit activations; Q2_K, Q3_K and IQ4_XS use the portable kernels), written once over a 16-byte
+// int8 dot primitive I8::dot(acc, a, b): lane i of acc gains a[4i..4i+3] . b[4i..4i+3].
+// kernels_neon.cpp instantiates them with plain NEON (vmull_s8), kernels_neon_dotprod.cpp, compiled
+// for the dot-product extension, with vdotq_s32. Both primitives split the bytes over lanes the
+// same way, so the two tables give bit-identical results. Everything here has internal linkage: the
+// +dotprod copies must never stand in for the plain ones at link time.
 //
 // Integer sums equal the scalar kernels' (kernels_scalar.cpp). Float operations per
 // (weight row, activation row) pair are one fixed chain whatever the tile or batch, so
@@ -13,6 +14,7 @@
 #include <arm_neon.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include "backend/cpu/kernels.h"
@@ -28,27 +30,53 @@ inline float h2f(uint16_t h) {
   return static_cast<float>(v);
 }
 
-// ---- Q8_0 / Q4_0 / Q5_0: 32-value blocks with one f16 scale --------------------------------
+// ---- Q8_0 / Q4_0 / Q5_0 / Q4_1 / Q5_1 / IQ4_NL: 32-value blocks with one f16 scale --------
 
-enum class QType { Q8_0, Q4_0, Q5_0 };
+enum class QType { Q8_0, Q4_0, Q5_0, Q4_1, Q5_1, IQ4_NL };
 
-// A weight block as 32 signed values (elements 0..15 in lo, 16..31 in hi) and its scale.
+// Q4_1 and Q5_1 add an offset m per block: its product is m * s, s the activation block's
+// d * sum rounded through f16 (llama.cpp's Q8_1), as kernels_scalar_lowbit.cpp forms it.
+template <QType T>
+constexpr bool has_min() {
+  return T == QType::Q4_1 || T == QType::Q5_1;
+}
+
+// A weight block as 32 signed values (elements 0..15 in lo, 16..31 in hi), its scale and
+// (Q4_1/Q5_1) its offset.
 struct W32 {
   int8x16_t lo, hi;
-  float d;
+  float d, m;
 };
 
 template <QType T>
 constexpr size_t block_bytes() {
   return T == QType::Q8_0   ? sizeof(BlockQ8_0)
          : T == QType::Q4_0 ? sizeof(BlockQ4_0)
-                            : sizeof(BlockQ5_0);
+         : T == QType::Q5_0 ? sizeof(BlockQ5_0)
+         : T == QType::Q4_1 ? sizeof(BlockQ4_1)
+         : T == QType::Q5_1 ? sizeof(BlockQ5_1)
+                            : sizeof(BlockIQ4_NL);
+}
+
+// The fifth bits of a Q5 block (bit j of qh for element j), as 16 in bytes of lo / hi.
+inline void fifth_bits(const uint8_t* qh_bytes, uint8x16_t& h_lo, uint8x16_t& h_hi) {
+  // Spread qh's bytes so byte j of a vector holds qh byte j / 8, then test bit j % 8.
+  uint32_t qh;
+  std::memcpy(&qh, qh_bytes, 4);
+  const uint8x16_t qh4 = vreinterpretq_u8_u32(vdupq_n_u32(qh));
+  const uint8x16_t idx_lo = {0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1};
+  const uint8x16_t idx_hi = {2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3};
+  const uint8x16_t bit = {1, 2, 4, 8, 16, 32, 64, 128, 1, 2, 4, 8, 16, 32, 64, 128};
+  const uint8x16_t sixteen = vdupq_n_u8(16);
+  h_lo = vandq_u8(vtstq_u8(vqtbl1q_u8(qh4, idx_lo), bit), sixteen);
+  h_hi = vandq_u8(vtstq_u8(vqtbl1q_u8(qh4, idx_hi), bit), sixteen);
 }
 
 template <QType T>
 inline W32 load_w32(const uint8_t* row, int64_t b) {
   const uint8_t* p = row + b * block_bytes<T>();
   W32 w;
+  w.m = 0;
   if constexpr (T == QType::Q8_0) {
     const BlockQ8_0* x = reinterpret_cast<const BlockQ8_0*>(p);
     w.lo = vld1q_s8(x->qs);
@@ -61,23 +89,37 @@ inline W32 load_w32(const uint8_t* row, int64_t b) {
     w.lo = vsubq_s8(vreinterpretq_s8_u8(vandq_u8(q, vdupq_n_u8(0xF))), eight);
     w.hi = vsubq_s8(vreinterpretq_s8_u8(vshrq_n_u8(q, 4)), eight);
     w.d = h2f(x->d);
-  } else {
+  } else if constexpr (T == QType::Q5_0) {
     const BlockQ5_0* x = reinterpret_cast<const BlockQ5_0*>(p);
     const uint8x16_t q = vld1q_u8(x->qs);
-    // Bit j of the 32-bit qh is the fifth bit of element j: spread qh's bytes so byte j of
-    // a vector holds qh byte j / 8, then test bit j % 8.
-    uint32_t qh;
-    std::memcpy(&qh, x->qh, 4);
-    const uint8x16_t qh4 = vreinterpretq_u8_u32(vdupq_n_u32(qh));
-    const uint8x16_t idx_lo = {0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1};
-    const uint8x16_t idx_hi = {2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3};
-    const uint8x16_t bit = {1, 2, 4, 8, 16, 32, 64, 128, 1, 2, 4, 8, 16, 32, 64, 128};
-    const uint8x16_t sixteen = vdupq_n_u8(16);
-    const uint8x16_t h_lo = vandq_u8(vtstq_u8(vqtbl1q_u8(qh4, idx_lo), bit), sixteen);
-    const uint8x16_t h_hi = vandq_u8(vtstq_u8(vqtbl1q_u8(qh4, idx_hi), bit), sixteen);
+    uint8x16_t h_lo, h_hi;
+    fifth_bits(x->qh, h_lo, h_hi);
     const int8x16_t off = vdupq_n_s8(16);
     w.lo = vsubq_s8(vreinterpretq_s8_u8(vorrq_u8(vandq_u8(q, vdupq_n_u8(0xF)), h_lo)), off);
     w.hi = vsubq_s8(vreinterpretq_s8_u8(vorrq_u8(vshrq_n_u8(q, 4), h_hi)), off);
+    w.d = h2f(x->d);
+  } else if constexpr (T == QType::Q4_1) {  // codes 0..15 as they are
+    const BlockQ4_1* x = reinterpret_cast<const BlockQ4_1*>(p);
+    const uint8x16_t q = vld1q_u8(x->qs);
+    w.lo = vreinterpretq_s8_u8(vandq_u8(q, vdupq_n_u8(0xF)));
+    w.hi = vreinterpretq_s8_u8(vshrq_n_u8(q, 4));
+    w.d = h2f(x->d);
+    w.m = h2f(x->m);
+  } else if constexpr (T == QType::Q5_1) {  // codes 0..31
+    const BlockQ5_1* x = reinterpret_cast<const BlockQ5_1*>(p);
+    const uint8x16_t q = vld1q_u8(x->qs);
+    uint8x16_t h_lo, h_hi;
+    fifth_bits(x->qh, h_lo, h_hi);
+    w.lo = vreinterpretq_s8_u8(vorrq_u8(vandq_u8(q, vdupq_n_u8(0xF)), h_lo));
+    w.hi = vreinterpretq_s8_u8(vorrq_u8(vshrq_n_u8(q, 4), h_hi));
+    w.d = h2f(x->d);
+    w.m = h2f(x->m);
+  } else {  // IQ4_NL: the nibbles index the 16 levels
+    const BlockIQ4_NL* x = reinterpret_cast<const BlockIQ4_NL*>(p);
+    const uint8x16_t q = vld1q_u8(x->qs);
+    const int8x16_t levels = vld1q_s8(kIq4NlValues);
+    w.lo = vqtbl1q_s8(levels, vandq_u8(q, vdupq_n_u8(0xF)));
+    w.hi = vqtbl1q_s8(levels, vshrq_n_u8(q, 4));
     w.d = h2f(x->d);
   }
   return w;
@@ -91,8 +133,9 @@ template <class I8, QType T, int R, int C>
 void tile_q8_0(const uint8_t* w, size_t ws, const uint8_t* a, size_t as, float* y, size_t ldy,
                int64_t nb) {
   float32x4_t acc[R][C];
+  float ms[R][C];  // Q4_1/Q5_1: the offsets' chain
   for (int r = 0; r < R; ++r)
-    for (int c = 0; c < C; ++c) acc[r][c] = vdupq_n_f32(0);
+    for (int c = 0; c < C; ++c) acc[r][c] = vdupq_n_f32(0), ms[r][c] = 0;
   for (int64_t b = 0; b < nb; ++b) {
     W32 wv[R];
     for (int r = 0; r < R; ++r) {
@@ -105,14 +148,19 @@ void tile_q8_0(const uint8_t* w, size_t ws, const uint8_t* a, size_t as, float* 
     for (int c = 0; c < C; ++c) {
       const ActQ8_0* ya = reinterpret_cast<const ActQ8_0*>(a + c * as) + b;
       const int8x16_t a0 = vld1q_s8(ya->qs), a1 = vld1q_s8(ya->qs + 16);
+      float sa = 0;
+      if constexpr (has_min<T>()) {
+        sa = static_cast<float>(static_cast<__fp16>(ya->d * static_cast<float>(ya->sum)));
+      }
       for (int r = 0; r < R; ++r) {
         const int32x4_t p = I8::dot(I8::dot(vdupq_n_s32(0), wv[r].lo, a0), wv[r].hi, a1);
         acc[r][c] = vfmaq_n_f32(acc[r][c], vcvtq_f32_s32(p), wv[r].d * ya->d);
+        if constexpr (has_min<T>()) ms[r][c] = std::fma(wv[r].m, sa, ms[r][c]);
       }
     }
   }
   for (int r = 0; r < R; ++r)
-    for (int c = 0; c < C; ++c) y[c * ldy + r] = vaddvq_f32(acc[r][c]);
+    for (int c = 0; c < C; ++c) y[c * ldy + r] = vaddvq_f32(acc[r][c]) + ms[r][c];
 }
 
 template <class I8, QType T, int R>
@@ -305,12 +353,18 @@ void set_int8_kernels(Kernels& t) {
   t.dot[3] = dot_q8_0<I8, QType::Q8_0>;
   t.dot[4] = dot_q8_0<I8, QType::Q4_0>;
   t.dot[8] = dot_q8_0<I8, QType::Q5_0>;
+  t.dot[9] = dot_q8_0<I8, QType::Q4_1>;
+  t.dot[10] = dot_q8_0<I8, QType::Q5_1>;
+  t.dot[11] = dot_q8_0<I8, QType::IQ4_NL>;
   t.dot[5] = dot_kquant<I8, KType::Q4>;
   t.dot[6] = dot_kquant<I8, KType::Q5>;
   t.dot[7] = dot_kquant<I8, KType::Q6>;
   t.gemm[3] = gemm_q8_0<I8, QType::Q8_0>;
   t.gemm[4] = gemm_q8_0<I8, QType::Q4_0>;
   t.gemm[8] = gemm_q8_0<I8, QType::Q5_0>;
+  t.gemm[9] = gemm_q8_0<I8, QType::Q4_1>;
+  t.gemm[10] = gemm_q8_0<I8, QType::Q5_1>;
+  t.gemm[11] = gemm_q8_0<I8, QType::IQ4_NL>;
   t.gemm[5] = gemm_kquant<I8, KType::Q4>;
   t.gemm[6] = gemm_kquant<I8, KType::Q5>;
   t.gemm[7] = gemm_kquant<I8, KType::Q6>;
