@@ -219,7 +219,8 @@ std::string write_model(const Spec& sp, const std::string& name) {
     std::vector<uint64_t> ne = {cols, rows};
     if (n == sp.wrong_shape_tensor) ne = {cols, rows / 2};
     if (n == sp.wrong_type_tensor) {
-      w.tensor(n, 10 /* Q2_K */, ne, std::vector<uint8_t>(cols / 256 * 84 * rows));
+      w.tensor(n, 9 /* Q8_1: never a weight type */, ne,
+               std::vector<uint8_t>(cols / 32 * 36 * rows));
       return;
     }
     w.tensor(n, type, ne, random_weights(sp.type, cols, ne[1], 1.0f / std::sqrt(float(cols)), rng));
@@ -512,7 +513,7 @@ TEST(bad_models_fail_with_clear_messages) {
                   "tensor 'blk.1.attn_q.weight' has shape [256, 128], expected [256, 256]");
   sp = Spec{};
   sp.wrong_type_tensor = "blk.0.ffn_up.weight";
-  expect_contains(load_error(sp, "type"), "unsupported tensor type Q2_K in 'blk.0.ffn_up.weight'");
+  expect_contains(load_error(sp, "type"), "unsupported tensor type Q8_1 in 'blk.0.ffn_up.weight'");
   sp = Spec{};
   sp.arch = "gptj";
   expect_contains(load_error(sp, "arch"), "unsupported architecture 'gptj'");

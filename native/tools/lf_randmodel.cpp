@@ -6,9 +6,9 @@
 // GPU machine with no Node, where test/bench/bench-models.ts cannot run.
 //
 //   lf_randmodel OUT.gguf [--shape tiny|0.5b|1.5b|3b|7b|30b-a3b|tiny-moe] [--quant Q4_K_M|
-//                Q8_0|F16|BF16|F32|Q4_0|Q5_0|Q4_K|Q5_K|Q6_K] [--arch qwen2|llama|qwen3|qwen3moe|
-//                starcoder2|granite|phi3|gemma|gemma2|gemma3] [--layers N] [--vocab N]
-//                [--seed S] [--tokenizer VOCAB.gguf]
+//                Q8_0|F16|BF16|F32|Q4_0|Q5_0|Q4_K|Q5_K|Q6_K|Q4_1|Q5_1|Q2_K|Q3_K|IQ4_NL|IQ4_XS]
+//                [--arch qwen2|llama|qwen3|qwen3moe|starcoder2|granite|phi3|gemma|gemma2|
+//                gemma3] [--layers N] [--vocab N] [--seed S] [--tokenizer VOCAB.gguf]
 //
 // --shape 30b-a3b (Qwen3-Coder-30B-A3B: 48 layers, hidden 2048, 32 query / 4 KV heads of
 // 128, 128 experts of FFN 768 with 8 used per token, vocabulary 151936) is a qwen3moe shape;
@@ -17,7 +17,8 @@
 //
 // Quantization mixes follow bench-models.ts: Q4_K_M is Q4_K for matrices, Q6_K for the
 // output (the embedding when tied) and for attn_v / ffn_down in llama.cpp's "use_more_bits"
-// layers; inputs not a multiple of 256 fall back to Q5_0 (for Q4_K) and Q8_0 (for Q6_K).
+// layers; inputs not a multiple of 256 fall back to Q5_0 (for Q4_K and the other 256-weight
+// types but IQ4_XS, which falls back to IQ4_NL as in llama.cpp) and Q8_0 (for Q6_K).
 // Values: uniform codes with scales giving each matrix a spread of about 1/sqrt(inputs) and
 // zero-mean K-quant sub-blocks (the mins cancel the codes' mean), so hidden states stay
 // O(1) through the layers and greedy outputs are not degenerate. Speed does not depend on
@@ -82,7 +83,7 @@ Shape shape_named(const std::string& s) {
 }
 
 GgmlType type_named(const std::string& s) {
-  for (uint32_t t : {0u, 1u, 2u, 6u, 8u, 12u, 13u, 14u, 30u}) {
+  for (uint32_t t : {0u, 1u, 2u, 3u, 6u, 7u, 8u, 10u, 11u, 12u, 13u, 14u, 20u, 23u, 30u}) {
     if (ggml_type_traits(t)->name == s) return GgmlType(t);
   }
   throw std::invalid_argument("unknown type '" + s + "'");
@@ -174,6 +175,36 @@ void random_row(GgmlType t, uint8_t* p, int64_t cols, float sigma, Rng& rng) {
       break;
     case GgmlType::Q6_K:  // int8 scales (|sc| about 64), codes -32..31 (sd 18.5)
       for (int64_t b = 0; b < cols / 256; ++b) half_at(p + 210 * b + 208, sigma / 1180);
+      break;
+    case GgmlType::Q4_1:  // codes 0..15 (sd 4.6 d), the offset cancelling their mean 7.5
+      for (int64_t b = 0; b < cols / 32; ++b) {
+        half_at(p + 20 * b, sigma / 4.6f), half_at(p + 20 * b + 2, -7.5f * sigma / 4.6f);
+      }
+      break;
+    case GgmlType::Q5_1:  // codes 0..31 (sd 9.2 d), mean 15.5
+      for (int64_t b = 0; b < cols / 32; ++b) {
+        half_at(p + 24 * b, sigma / 9.2f), half_at(p + 24 * b + 2, -15.5f * sigma / 9.2f);
+      }
+      break;
+    case GgmlType::IQ4_NL:  // the 16 levels: sd about 70
+      for (int64_t b = 0; b < cols / 32; ++b) half_at(p + 18 * b, sigma / 70);
+      break;
+    case GgmlType::Q2_K:  // scales 6..10 (codes 0..3, sd 1.12), mins cancelling the mean 1.5
+      for (int64_t b = 0; b < cols / 256; ++b) {
+        uint8_t* sc = p + 84 * b;
+        for (int j = 0; j < 16; ++j) {
+          const int s4 = 6 + int(rng.next() % 5);
+          sc[j] = uint8_t(s4 | (std::lround(1.5f * s4) << 4));
+        }
+        const float d = sigma / (1.12f * 8);
+        half_at(p + 84 * b + 80, d), half_at(p + 84 * b + 82, d);
+      }
+      break;
+    case GgmlType::Q3_K:  // random 6-bit scales (|s - 32| rms 18.5), codes -4..3 (sd 2.29)
+      for (int64_t b = 0; b < cols / 256; ++b) half_at(p + 110 * b + 108, sigma / 42);
+      break;
+    case GgmlType::IQ4_XS:  // random 6-bit scales (rms 18.5) x levels (sd about 70)
+      for (int64_t b = 0; b < cols / 256; ++b) half_at(p + 136 * b, sigma / 1295);
       break;
     default:
       throw std::invalid_argument("unsupported type");
@@ -354,7 +385,9 @@ int main(int argc, char** argv) {
       }
       const uint32_t bs = ggml_type_traits(uint32_t(t))->block_size;
       if (row_len % bs != 0) {
-        t = (t == GgmlType::Q6_K || t == GgmlType::Q8_0) ? GgmlType::Q8_0 : GgmlType::Q5_0;
+        t = (t == GgmlType::Q6_K || t == GgmlType::Q8_0) ? GgmlType::Q8_0
+            : t == GgmlType::IQ4_XS                      ? GgmlType::IQ4_NL
+                                                         : GgmlType::Q5_0;
         if (row_len % 32 != 0) t = GgmlType::F16;
       }
       return t;

@@ -47,6 +47,13 @@
 // | Q4_K | Q8_K                         | 0.15          | 0.30        |
 // | Q5_K | Q8_K                         | 0.15          | 0.30        |
 // | Q6_K | Q8_K                         | 0.15          | 0.30        |
+// | Q4_1 | Q8_1 (we: Q8_0 + its d·sum)  | 0.15          | 0.30        |
+// | Q5_1 | Q8_1 (we: Q8_0 + its d·sum)  | 0.15          | 0.30        |
+// | IQ4_NL | Q8_0                       | 0.15          | 0.30        |
+// | Q2_K | Q8_K                         | 0.15          | 0.30        |
+// | Q3_K | Q8_K                         | 0.15          | 0.30        |
+// | IQ4_XS | Q8_K                       | 0.15          | 0.30        |
+// The low-bit types (the last six) run on one architecture each (LOW_BIT_FIXTURES).
 import * as assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -80,6 +87,12 @@ export const LOGIT_TOL: Record<TypeName, number> = {
   Q4_K: 0.15,
   Q5_K: 0.15,
   Q6_K: 0.15,
+  Q4_1: 0.15,
+  Q5_1: 0.15,
+  IQ4_NL: 0.15,
+  Q2_K: 0.15,
+  Q3_K: 0.15,
+  IQ4_XS: 0.15,
 };
 export const TIE_TOL: Record<TypeName, number> = Object.fromEntries(
   Object.entries(LOGIT_TOL).map(([k, v]) => [k, 2 * v]),

@@ -4,6 +4,7 @@ import {
   ALL_ARCHS,
   ALL_TYPES,
   EXTRA_ARCHS,
+  LOW_BIT_FIXTURES,
   type Arch,
   type RandomModelOptions,
   type TypeName,
@@ -15,8 +16,9 @@ export const EXTRA_ARCH_FIXTURES: { arch: Arch; type: TypeName }[] = EXTRA_ARCHS
   (['F16', 'Q8_0'] as const).map((type) => ({ arch, type })),
 );
 
-/** The fixture matrix: 3 archs x 7 types, plus F32 for llama and qwen2. Ordered so that types
- * of one shape are generated one after the other (they share the f32 weights in memory). */
+/** The fixture matrix: 3 archs x 8 types, plus F32 for llama and qwen2, plus one arch per
+ * low-bit type (LOW_BIT_FIXTURES). Ordered so that types of one shape are generated one after
+ * the other (they share the f32 weights in memory). */
 export function fixtureMatrix(): { arch: Arch; type: TypeName }[] {
   const out: { arch: Arch; type: TypeName }[] = [];
   for (const arch of ALL_ARCHS) {
@@ -24,6 +26,7 @@ export function fixtureMatrix(): { arch: Arch; type: TypeName }[] {
       if (type === 'F32' && arch === 'qwen3') continue;
       out.push({ arch, type });
     }
+    for (const f of LOW_BIT_FIXTURES) if (f.arch === arch) out.push(f);
   }
   return out;
 }

@@ -71,8 +71,8 @@ describe('model discovery: facts from GGUF headers', () => {
         const otherArch = Buffer.from(stories);
         Buffer.from('falco').copy(otherArch, at + arch.length - 5);
         files.push(writeFile(join(dir, 'other-arch.gguf'), otherArch));
-        const q41 = withTensorType(stories, 'token_embd.weight', 2, GGMLType.Q4_1);
-        files.push(writeFile(join(dir, 'q4_1.gguf'), q41));
+        const q81 = withTensorType(stories, 'token_embd.weight', 2, GGMLType.Q8_1);
+        files.push(writeFile(join(dir, 'q8_1.gguf'), q81));
         files.push(
           writeFile(join(dir, 'type-77.gguf'), withTensorType(stories, 'output.weight', 2, 77)),
         );
@@ -136,7 +136,7 @@ describe('model discovery: facts from GGUF headers', () => {
       if (!sharedData()) skipBecause(this, '../shared/data is absent');
       const reason = async (name: string) => (await describeModelFile(join(dir, name))).reason;
       assert.match((await reason('other-arch.gguf'))!, /architecture 'falco' is not supported/);
-      assert.match((await reason('q4_1.gguf'))!, /tensor type Q4_1 is not supported.*token_embd/);
+      assert.match((await reason('q8_1.gguf'))!, /tensor type Q8_1 is not supported.*token_embd/);
       assert.match((await reason('type-77.gguf'))!, /tensor type type 77 is not supported/);
       assert.match((await reason('truncated.gguf'))!, /^truncated: /);
       const vocab = await describeModelFile(vocabPath('qwen2'));

@@ -45,6 +45,27 @@ void* device_alloc(size_t bytes) {
   return p;
 }
 
+// The name of a type the CPU computes with and this backend does not (yet), for the one-line
+// refusal; other numbers as they are (the model loader refuses unknown types before this).
+std::string refused_type_name(GgmlType t) {
+  switch (t) {
+    case GgmlType::Q4_1:
+      return "Q4_1";
+    case GgmlType::Q5_1:
+      return "Q5_1";
+    case GgmlType::Q2_K:
+      return "Q2_K";
+    case GgmlType::Q3_K:
+      return "Q3_K";
+    case GgmlType::IQ4_NL:
+      return "IQ4_NL";
+    case GgmlType::IQ4_XS:
+      return "IQ4_XS";
+    default:
+      return "type " + std::to_string(static_cast<uint32_t>(t));
+  }
+}
+
 class CudaBuffer final : public DeviceBuffer {
  public:
   explicit CudaBuffer(size_t bytes) : p_(device_alloc(bytes)), bytes_(bytes) {}
@@ -159,8 +180,8 @@ class CudaBackend final : public Backend {
     const bool float_type =
         file.type == GgmlType::F32 || file.type == GgmlType::F16 || file.type == GgmlType::BF16;
     if (!float_type && kind == QKind::None) {
-      throw std::invalid_argument("cuda: unsupported weight type " +
-                                  std::to_string(static_cast<uint32_t>(file.type)));
+      throw std::invalid_argument("cuda: tensor type " + refused_type_name(file.type) +
+                                  " is not supported yet; use --backend cpu");
     }
     if (use == WeightUse::Lookups || float_type) {
       // The file's bytes as they are (lookups dequantize rows; float products read rows).
