@@ -82,15 +82,36 @@ std::vector<uint8_t> random_row(GgmlType t, int n, std::mt19937& rng) {
     case GgmlType::Q6_K:
       for (int b = 0; b < n / 256; ++b) put_half(210 * b + 208, 0.0005f);
       break;
+    case GgmlType::Q4_1:
+      for (int b = 0; b < n / 32; ++b)
+        put_half(20 * b, 0.1f * (1 + b % 3)), put_half(20 * b + 2, -0.5f);
+      break;
+    case GgmlType::Q5_1:
+      for (int b = 0; b < n / 32; ++b)
+        put_half(24 * b, 0.05f * (1 + b % 3)), put_half(24 * b + 2, -0.7f);
+      break;
+    case GgmlType::IQ4_NL:
+      for (int b = 0; b < n / 32; ++b) put_half(18 * b, 0.006f * (1 + b % 3));
+      break;
+    case GgmlType::Q2_K:
+      for (int b = 0; b < n / 256; ++b) put_half(84 * b + 80, 0.02f), put_half(84 * b + 82, 0.01f);
+      break;
+    case GgmlType::Q3_K:
+      for (int b = 0; b < n / 256; ++b) put_half(110 * b + 108, 0.005f);
+      break;
+    case GgmlType::IQ4_XS:
+      for (int b = 0; b < n / 256; ++b) put_half(136 * b, 0.0002f);
+      break;
     default:
       break;
   }
   return row;
 }
 
-const GgmlType kAllTypes[] = {GgmlType::F32,  GgmlType::F16,  GgmlType::BF16,
-                              GgmlType::Q8_0, GgmlType::Q4_0, GgmlType::Q5_0,
-                              GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K};
+const GgmlType kAllTypes[] = {GgmlType::F32,  GgmlType::F16,    GgmlType::BF16,  GgmlType::Q8_0,
+                              GgmlType::Q4_0, GgmlType::Q5_0,   GgmlType::Q4_K,  GgmlType::Q5_K,
+                              GgmlType::Q6_K, GgmlType::Q4_1,   GgmlType::Q5_1,  GgmlType::Q2_K,
+                              GgmlType::Q3_K, GgmlType::IQ4_NL, GgmlType::IQ4_XS};
 
 std::string tname(GgmlType t) { return std::string(ggml_type_traits(uint32_t(t))->name); }
 
@@ -152,6 +173,80 @@ TEST(dequantize_q4_0_known_block) {
   for (int j = 0; j < 16; ++j) {
     CHECK_EQ(y[j], (j - 8) * 2.0f);              // low nibbles: elements 0..15
     CHECK_EQ(y[j + 16], ((15 - j) - 8) * 2.0f);  // high nibbles: elements 16..31
+  }
+}
+
+// The low-bit types' layouts, element by element, as ggml-common.h / ggml-quants.c define them
+// (the differential suite checks the same against llama.cpp on whole models).
+TEST(dequantize_low_bit_known_blocks) {
+  BlockQ4_1 q41;  // value = nibble * d + m
+  q41.d = kHalfTwo, q41.m = 0xBC00 /* -1 */;
+  for (int j = 0; j < 16; ++j) q41.qs[j] = uint8_t(j | ((15 - j) << 4));
+  auto y = deq(GgmlType::Q4_1, &q41, 32);
+  for (int j = 0; j < 16; ++j) {
+    CHECK_EQ(y[j], 2.0f * j - 1);
+    CHECK_EQ(y[j + 16], 2.0f * (15 - j) - 1);
+  }
+
+  BlockQ5_1 q51;  // the fifth bit of element j in bit j of qh
+  q51.d = kHalfOne, q51.m = kHalfHalf;
+  for (int j = 0; j < 16; ++j) q51.qs[j] = uint8_t(j | (j << 4));
+  const uint32_t qh = 0x80000001u;  // elements 0 and 31
+  std::memcpy(q51.qh, &qh, 4);
+  y = deq(GgmlType::Q5_1, &q51, 32);
+  CHECK_EQ(y[0], 16.5f);
+  CHECK_EQ(y[1], 1.5f);
+  CHECK_EQ(y[31], 31.5f);
+  CHECK_EQ(y[30], 14.5f);
+
+  BlockIQ4_NL nl;  // value = level[nibble] * d
+  nl.d = kHalfHalf;
+  for (int j = 0; j < 16; ++j) nl.qs[j] = uint8_t(j | ((15 - j) << 4));
+  y = deq(GgmlType::IQ4_NL, &nl, 32);
+  for (int j = 0; j < 16; ++j) {
+    CHECK_EQ(y[j], 0.5f * kIq4NlValues[j]);
+    CHECK_EQ(y[j + 16], 0.5f * kIq4NlValues[15 - j]);
+  }
+
+  BlockQ2_K q2{};  // element 128h + 32k + l: bits 2k of qs[32h + l]; sub-block scale/min nibbles
+  q2.d = kHalfOne, q2.dmin = kHalfHalf;
+  for (int s = 0; s < 16; ++s) q2.scales[s] = uint8_t((s % 15 + 1) | ((s % 7) << 4));
+  for (int e = 0; e < 256; ++e)
+    q2.qs[32 * (e / 128) + e % 32] |= uint8_t((e % 4) << (2 * ((e / 32) % 4)));
+  y = deq(GgmlType::Q2_K, &q2, 256);
+  for (int e = 0; e < 256; ++e)
+    CHECK_EQ(y[e], float((e / 16) % 15 + 1) * (e % 4) - 0.5f * ((e / 16) % 7));
+
+  BlockQ3_K
+      q3{};  // 6-bit scales (offset 32) split into 4 + 2 bits; code - 4 where the bit is clear
+  q3.d = kHalfOne;
+  const int sc3[16] = {0, 1, 31, 32, 33, 63, 17, 48, 5, 40, 62, 7, 30, 34, 16, 47};
+  for (int j = 0; j < 16; ++j) {
+    q3.scales[j % 8] |= uint8_t((sc3[j] & 0xF) << (j < 8 ? 0 : 4));
+    q3.scales[8 + j % 4] |= uint8_t((sc3[j] >> 4) << (2 * (j / 4)));
+  }
+  for (int e = 0; e < 256; ++e) {
+    q3.qs[32 * (e / 128) + e % 32] |= uint8_t((e % 4) << (2 * ((e / 32) % 4)));
+    if (e % 3 == 0) q3.hmask[e % 32] |= uint8_t(1u << (e / 32));
+  }
+  y = deq(GgmlType::Q3_K, &q3, 256);
+  for (int e = 0; e < 256; ++e)
+    CHECK_EQ(y[e], float(sc3[e / 16] - 32) * ((e % 4) - (e % 3 == 0 ? 0 : 4)));
+
+  BlockIQ4_XS
+      xs{};  // sub-block j's scale: low 4 bits in nibble j % 2 of scales_l[j / 2], top 2 at bit 2j
+  xs.d = kHalfOne;
+  const int sc4[8] = {0, 63, 32, 31, 16, 47, 1, 50};
+  for (int j = 0; j < 8; ++j) {
+    xs.scales_l[j / 2] |= uint8_t((sc4[j] & 0xF) << (4 * (j % 2)));
+    xs.scales_h |= uint16_t((sc4[j] >> 4) << (2 * j));
+  }
+  for (int i = 0; i < 128; ++i) xs.qs[i] = uint8_t((i % 16) | ((15 - i % 16) << 4));
+  y = deq(GgmlType::IQ4_XS, &xs, 256);
+  for (int e = 0; e < 256; ++e) {
+    const int l = e % 32;
+    const int code = l < 16 ? l : 15 - (l - 16);
+    CHECK_EQ(y[e], float(sc4[e / 32] - 32) * kIq4NlValues[code]);
   }
 }
 
@@ -334,16 +429,19 @@ TEST(integer_sums_equal_scalar_on_every_isa) {
         }
       }
       // Where random_row puts each block's f16 scales (and Q4_K/Q5_K mins).
-      const int blk =
-          t == GgmlType::Q4_K || t == GgmlType::Q5_K || t == GgmlType::Q6_K ? kQK_K : kQK;
+      const int blk = int(ggml_type_traits(uint32_t(t))->block_size);
       const size_t bb = ggml_row_bytes(t, blk);
-      const size_t off = t == GgmlType::Q6_K ? 208 : 0;
-      const bool has_min = t == GgmlType::Q4_K || t == GgmlType::Q5_K;
+      const size_t off = t == GgmlType::Q6_K   ? 208
+                         : t == GgmlType::Q2_K ? 80
+                         : t == GgmlType::Q3_K ? 108
+                                               : 0;
+      const bool has_min = t == GgmlType::Q4_K || t == GgmlType::Q5_K || t == GgmlType::Q2_K ||
+                           t == GgmlType::Q4_1 || t == GgmlType::Q5_1;
       for (int trial = 0; trial < 10; ++trial) {
         auto w = random_row(t, n, rng);
         for (int b = 0; b < n / blk; ++b) {
           std::memcpy(w.data() + b * bb + off, &kHalfOne, 2);
-          if (has_min) std::memcpy(w.data() + b * bb + 2, &kHalfOne, 2);
+          if (has_min) std::memcpy(w.data() + b * bb + off + 2, &kHalfOne, 2);
         }
         const float a = sc.dot[kernel_slot(t)](w.data(), act.data(), n);
         const float b = k.dot[kernel_slot(t)](w.data(), act.data(), n);

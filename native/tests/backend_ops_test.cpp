@@ -5,8 +5,11 @@
 // (matmul, get_rows), causal and tree masks (attention), and batched rows bit-identical to
 // one-row calls (greedy speculative decoding compares them).
 #include <cmath>
+#include <cstdio>
 #include <cstring>
+#include <optional>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -60,6 +63,23 @@ void check_close(const std::string& what, double err, double tol) {
   }
 }
 
+// A weight loaded on `be`, or nothing where a GPU backend refuses its type: the refusal must
+// be one line naming the type and pointing at the CPU backend (the CPU refuses nothing here).
+std::optional<ResidentWeight> load_or_refused(Backend& be, const std::string& name,
+                                              const WeightView& file, Backend::WeightUse use) {
+  try {
+    return be.load_weight(file, use);
+  } catch (const std::invalid_argument& e) {
+    const std::string msg = e.what();
+    const bool clear = msg.find(" " + tname(file.type) + " ") != std::string::npos &&
+                       msg.find("--backend cpu") != std::string::npos &&
+                       msg.find('\n') == std::string::npos;
+    if (name.rfind("cpu", 0) == 0 || !clear) throw;
+    std::printf("# %s refuses %s: %s\n", name.c_str(), tname(file.type).c_str(), msg.c_str());
+    return std::nullopt;
+  }
+}
+
 // Runs `fn(backend, name)` on every available backend; skips visibly when there is none
 // beyond the reference.
 template <class Fn>
@@ -83,7 +103,10 @@ TEST(matmul_every_type_and_batch_against_reference) {
     for (GgmlType t : kTypes) {
       auto bytes = random_weights(t, rows, cols, rng);
       const WeightView file{t, bytes.data(), rows, cols, ggml_row_bytes(t, cols)};
-      ResidentWeight w = be.load_weight(file, Backend::WeightUse::Products);
+      std::optional<ResidentWeight> loaded =
+          load_or_refused(be, name, file, Backend::WeightUse::Products);
+      if (!loaded) continue;
+      ResidentWeight& w = *loaded;
       ResidentWeight wr = ref->load_weight(file, Backend::WeightUse::Products);
       for (int n : kBatches) {
         const auto x = randn(size_t(n) * cols, rng);
@@ -145,6 +168,46 @@ TEST(matmul_multi_equals_separate_products) {
   });
 }
 
+// The experts of a MoE layer in one call: each weight over its own rows (some over the
+// same input, one over none), bit-identical to separate matmul calls.
+TEST(matmul_grouped_equals_separate_products) {
+  std::mt19937 rng(9);
+  const int cols = 256;
+  const int rows[4] = {64, 64, 32, 48}, ns[4] = {5, 5, 0, 17}, input[4] = {0, 0, 1, 2};
+  for_each_backend([&](Backend& be, const std::string& name) {
+    for (GgmlType t : {GgmlType::Q8_0, GgmlType::Q4_K, GgmlType::Q6_K, GgmlType::F16}) {
+      std::vector<std::vector<uint8_t>> bytes;
+      std::vector<ResidentWeight> ws;
+      std::vector<Tensor<float>> xs, y, y_sep;
+      for (int j = 0; j < 4; ++j) {
+        bytes.push_back(random_weights(t, rows[j], cols, rng));
+        ws.push_back(
+            be.load_weight({t, bytes.back().data(), rows[j], cols, ggml_row_bytes(t, cols)},
+                           Backend::WeightUse::Products));
+        xs.push_back(to_backend(be, randn(size_t(17) * cols, rng)));
+      }
+      const WeightView* wp[4];
+      DevicePtr<const float> xp[4];
+      DevicePtr<float> yp[4];
+      for (int j = 0; j < 4; ++j) {
+        y.push_back(to_backend(be, std::vector<float>(size_t(17) * rows[j])));
+        y_sep.push_back(to_backend(be, std::vector<float>(size_t(17) * rows[j])));
+        wp[j] = &ws[j].view;
+        xp[j] = xs[input[j]].ptr();
+        yp[j] = y[j].ptr();
+        if (ns[j] > 0) be.matmul(ws[j].view, xp[j], ns[j], y_sep[j].ptr());
+      }
+      be.matmul_grouped(wp, xp, ns, yp, 4);
+      for (int j = 0; j < 4; ++j) {
+        if (to_host(be, y[j]) != to_host(be, y_sep[j])) {
+          throw lftest::FailTest{name + " " + tname(t) + ": matmul_grouped weight " +
+                                 std::to_string(j) + " differs"};
+        }
+      }
+    }
+  });
+}
+
 TEST(get_rows_every_type_against_reference) {
   auto ref = reference_backend();
   std::mt19937 rng(5);
@@ -153,7 +216,10 @@ TEST(get_rows_every_type_against_reference) {
     for (GgmlType t : kTypes) {
       auto bytes = random_weights(t, rows, cols, rng);
       const WeightView file{t, bytes.data(), rows, cols, ggml_row_bytes(t, cols)};
-      ResidentWeight w = be.load_weight(file, Backend::WeightUse::Lookups);
+      std::optional<ResidentWeight> loaded =
+          load_or_refused(be, name, file, Backend::WeightUse::Lookups);
+      if (!loaded) continue;
+      ResidentWeight& w = *loaded;
       ResidentWeight wr = ref->load_weight(file, Backend::WeightUse::Lookups);
       for (int n : kBatches) {
         std::vector<int32_t> ids(n);
@@ -210,15 +276,54 @@ TEST(norm_rope_swiglu_bias_add_against_reference) {
           case 6:
             k.add(xt.ptr(), yt.ptr(), size_t(n) * dim);
             break;
+          case 7: {  // YaRN: the angle ramp crosses these 32 pairs at context 256
+            RopeParams p{RopeStyle::NeoX, hd, 1e6f, 0.25f};
+            p.ext_factor = 1;
+            p.attn_factor = 0.9f;
+            p.n_ctx_orig = 256;
+            k.rope(xt.ptr(), n, heads, hd, pt.ptr(), p);
+            break;
+          }
         }
         return to_host(k, xt);
       };
       const char* ops[] = {"rms_norm", "rms_norm per head", "rope normal", "rope neox",
-                           "swiglu",   "add_bias",          "add"};
-      for (int op = 0; op < 7; ++op) {
+                           "swiglu",   "add_bias",          "add",         "rope yarn"};
+      for (int op = 0; op < 8; ++op) {
         check_close(name + " " + ops[op] + " n=" + std::to_string(n),
                     rel_err(run(be, op), run(*ref, op)), 1e-5);
       }
+    }
+  });
+}
+
+// The mixture-of-experts row moves: gather rows, then a weighted scatter-add back, on every
+// backend that supports them (the others must say so, not compute).
+TEST(moe_gather_scatter_against_reference) {
+  auto ref = reference_backend();
+  std::mt19937 rng(8);
+  for_each_backend([&](Backend& be, const std::string& name) {
+    if (!be.supports_moe()) {
+      std::printf("# %s: no mixture-of-experts ops (MoE models are refused at load)\n",
+                  name.c_str());
+      return;
+    }
+    for (int n : kBatches) {
+      const int dim = 320, m = (n + 1) / 2;
+      const auto x = randn(size_t(n) * dim, rng), y = randn(size_t(n) * dim, rng);
+      const auto w = randn(m, rng);
+      std::vector<int32_t> rows(m);
+      for (int i = 0; i < m; ++i) rows[i] = int32_t(n - 1 - 2 * i);  // distinct, reversed
+      const auto run = [&](Backend& k) {
+        auto xt = to_backend(k, x), yt = to_backend(k, y), wt = to_backend(k, w);
+        auto rt = to_backend(k, rows);
+        auto gt = to_backend(k, std::vector<float>(size_t(m) * dim));
+        k.gather_rows(xt.ptr(), rt.ptr(), m, dim, gt.ptr());
+        k.scatter_add_rows(gt.ptr(), rt.ptr(), wt.ptr(), m, dim, yt.ptr());
+        return to_host(k, yt);
+      };
+      check_close(name + " gather/scatter n=" + std::to_string(n), rel_err(run(be), run(*ref)),
+                  1e-6);
     }
   });
 }

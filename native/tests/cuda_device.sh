@@ -3,7 +3,7 @@
 # Expects the binaries built elsewhere in .devcarry/bin.tar.xz (see cuda_pack.sh), or builds
 # them here when that is absent (cmake + nvcc, sm_90 only). Logs go to $OUT (or /tmp/lf-out).
 #
-#   bash native/tests/cuda_device.sh [test] [models] [bench] [bench7b]
+#   bash native/tests/cuda_device.sh [test] [models] [arches] [bench] [bench7b]
 set -u
 OUT=${OUT:-/tmp/lf-out}
 mkdir -p "$OUT"
@@ -31,7 +31,7 @@ nvidia-smi --query-gpu=name,driver_version,memory.total,memory.used,clocks.sm,cl
 if [ -f "$ROOT/.devcarry/bin.tar.xz" ]; then
   tar xJf "$ROOT/.devcarry/bin.tar.xz" -C "$BIN"
 else
-  step 400 "build" bash -c "cmake -S '$ROOT/native' -B /tmp/lf-build -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 >/dev/null && cmake --build /tmp/lf-build -j16 >/dev/null && cp /tmp/lf-build/{libleapfrog_cuda.so,cuda_*_test,backend_ops_test,lf_bench,lf_run,lf_randmodel} '$BIN'/"
+  step 400 "build" bash -c "cmake -S '$ROOT/native' -B /tmp/lf-build -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 >/dev/null && cmake --build /tmp/lf-build -j16 >/dev/null && cp /tmp/lf-build/{libleapfrog_cuda.so,cuda_*_test,backend_ops_test,backend_arch_ops_test,model_random_test,lf_bench,lf_run,lf_randmodel} '$BIN'/"
 fi
 cd "$BIN" || exit 1
 ls -la >>"$LOG"
@@ -65,6 +65,19 @@ for phase in $phases; do
         step 30 "stories260K cpu" ./lf_run "$DATA/stories260K.gguf" 1 403 407 261 378 --n 24 --backend cpu
         step 30 "stories260K cuda" ./lf_run "$DATA/stories260K.gguf" 1 403 407 261 378 --n 24 --backend cuda
       fi
+      ;;
+    arches)
+      # The ops of starcoder2/granite/phi3/gemma* on the GPU, still off by default
+      # (cuda_backend.cu, supports_arch_ops): the op test against its double-precision
+      # definitions, then whole random models against the CPU.
+      step 120 "backend_arch_ops_test" env LEAPFROG_CUDA_ARCH_OPS=1 ./backend_arch_ops_test
+      ARCH_MODELS=""
+      for a in starcoder2 granite phi3 gemma gemma2 gemma3; do
+        step 30 "write tiny $a" ./lf_randmodel $M/tiny-$a.gguf --shape tiny --quant Q8_0 --arch $a --vocab 3000
+        ARCH_MODELS="$ARCH_MODELS:$M/tiny-$a.gguf"
+      done
+      step 300 "cuda_model_test (arches)" env LEAPFROG_CUDA_ARCH_OPS=1 \
+        LEAPFROG_CUDA_MODELS="${ARCH_MODELS#:}" ./cuda_model_test
       ;;
     profile)
       step 200 "ncu" env LEAPFROG_CUDA_PROFILE=1 ncu --clock-control none --section SpeedOfLight \

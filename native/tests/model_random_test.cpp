@@ -3,6 +3,7 @@
 // across instruction sets, and malformed models fail with a message naming file and problem.
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstdio>
@@ -160,8 +161,16 @@ struct Spec {
   uint32_t embd = 256, ff = 512, heads = 4, kv_heads = 2, layers = 2, vocab = 300;
   uint32_t key_length = 0;  // 0: embd / heads
   bool tied = false;
+  // qwen3moe: experts per layer, used per token, expert FFN size (ff is then unused).
+  uint32_t experts = 8, experts_used = 2, expert_ff = 256;
+  // rope.scaling.* keys (none written when the type is empty; orig 0: not written).
+  std::string rope_scaling;
+  float rope_factor = 1;
+  uint32_t rope_orig = 0;
   // Corruptions for the error tests.
   std::string wrong_shape_tensor, wrong_type_tensor, missing_tensor, missing_key;
+  std::vector<std::string> extra_tensors;                // more 1-D f32 tensors of embd values
+  std::vector<std::pair<std::string, float>> extra_f32;  // more metadata
 };
 
 std::string write_model(const Spec& sp, const std::string& name) {
@@ -183,6 +192,17 @@ std::string write_model(const Spec& sp, const std::string& name) {
     key_u32(a + "attention.value_length", sp.key_length);
   }
   w.f32(a + "attention.layer_norm_rms_epsilon", 1e-6f);
+  if (!sp.rope_scaling.empty()) {
+    w.str(a + "rope.scaling.type", sp.rope_scaling);
+    w.f32(a + "rope.scaling.factor", sp.rope_factor);
+    if (sp.rope_orig) key_u32(a + "rope.scaling.original_context_length", sp.rope_orig);
+  }
+  const bool moe = sp.arch == "qwen3moe";
+  if (moe) {
+    key_u32(a + "expert_count", sp.experts);
+    key_u32(a + "expert_used_count", sp.experts_used);
+    key_u32(a + "expert_feed_forward_length", sp.expert_ff);
+  }
   w.f32(a + "rope.freq_base", sp.arch == "llama" ? 10000.0f : 1000000.0f);
   w.u32("tokenizer.ggml.eos_token_id", 2);
   const uint32_t hd = sp.key_length ? sp.key_length : sp.embd / sp.heads;
@@ -199,7 +219,8 @@ std::string write_model(const Spec& sp, const std::string& name) {
     std::vector<uint64_t> ne = {cols, rows};
     if (n == sp.wrong_shape_tensor) ne = {cols, rows / 2};
     if (n == sp.wrong_type_tensor) {
-      w.tensor(n, 10 /* Q2_K */, ne, std::vector<uint8_t>(cols / 256 * 84 * rows));
+      w.tensor(n, 9 /* Q8_1: never a weight type */, ne,
+               std::vector<uint8_t>(cols / 32 * 36 * rows));
       return;
     }
     w.tensor(n, type, ne, random_weights(sp.type, cols, ne[1], 1.0f / std::sqrt(float(cols)), rng));
@@ -218,16 +239,33 @@ std::string write_model(const Spec& sp, const std::string& name) {
       vec(p + "attn_k.bias", kd, 0.0f);
       vec(p + "attn_v.bias", kd, 0.0f);
     }
-    if (sp.arch == "qwen3") {
+    if (sp.arch == "qwen3" || moe) {
       vec(p + "attn_q_norm.weight", hd, 1.0f);
       vec(p + "attn_k_norm.weight", hd, 1.0f);
     }
     mat(p + "attn_output.weight", qd, sp.embd);
     vec(p + "ffn_norm.weight", sp.embd, 1.0f);
+    if (moe) {
+      // The router in F32 (as llama.cpp's quantizer leaves it), wide logits: few near-ties.
+      w.tensor(
+          p + "ffn_gate_inp.weight", 0, {sp.embd, sp.experts},
+          random_weights(GgmlType::F32, sp.embd, sp.experts, 3 / std::sqrt(float(sp.embd)), rng));
+      const auto exps = [&](const std::string& n, uint32_t cols, uint32_t rows) {
+        w.tensor(n, uint32_t(sp.type), {cols, rows, sp.experts},
+                 random_weights(sp.type, cols, uint64_t(rows) * sp.experts,
+                                1.0f / std::sqrt(float(cols)), rng));
+      };
+      exps(p + "ffn_gate_exps.weight", sp.embd, sp.expert_ff);
+      exps(p + "ffn_up_exps.weight", sp.embd, sp.expert_ff);
+      exps(p + "ffn_down_exps.weight", sp.expert_ff, sp.embd);
+      continue;
+    }
     mat(p + "ffn_gate.weight", sp.embd, sp.ff);
     mat(p + "ffn_up.weight", sp.embd, sp.ff);
     mat(p + "ffn_down.weight", sp.ff, sp.embd);
   }
+  for (const auto& n : sp.extra_tensors) vec(n, sp.embd, 1.0f);
+  for (const auto& [k, v] : sp.extra_f32) w.f32(k, v);
   const std::string path = "/tmp/lf_model_test_" + std::to_string(getpid()) + "_" + name + ".gguf";
   w.write(path);
   return path;
@@ -286,10 +324,11 @@ void check_arch(Spec sp) {
   }
 }
 
-std::string load_error(const Spec& sp, const std::string& name) {
+std::string load_error(const Spec& sp, const std::string& name,
+                       std::shared_ptr<Backend> be = std::make_shared<CpuBackend>()) {
   TmpFile f{write_model(sp, name)};
   try {
-    Model::load(f.path, std::make_shared<CpuBackend>());
+    Model::load(f.path, be);
   } catch (const std::runtime_error& e) {
     const std::string msg = e.what();
     if (msg.find(f.path) == std::string::npos) throw lftest::FailTest{"no path in: " + msg};
@@ -350,6 +389,123 @@ TEST(qwen3_hparams_and_greedy_generation_runs) {
   CHECK(a == b);
 }
 
+TEST(qwen3moe_fast_paths_match_reference) {
+  Spec sp;
+  sp.arch = "qwen3moe";
+  check_arch(sp);
+}
+
+// A batched pass groups its rows by expert (model/moe_ffn.cpp): each row's logits must be
+// exactly those of running the tokens one at a time (the CPU's batched products and
+// attention are bit-identical per row, and each row sums its experts in the same order).
+TEST(qwen3moe_batched_pass_equals_row_by_row) {
+  Spec sp;
+  sp.arch = "qwen3moe";
+  sp.experts = 16;
+  sp.experts_used = 4;
+  for (GgmlType t : {GgmlType::Q8_0, GgmlType::Q4_K}) {
+    sp.type = t;
+    TmpFile f{write_model(sp, "moe_batch")};
+    auto model = Model::load(f.path, std::make_shared<CpuBackend>());
+    CHECK_EQ(model->hparams().n_expert, 16);
+    CHECK_EQ(model->hparams().n_expert_used, 4);
+    CHECK(model->hparams().expert_weights_norm);
+    std::vector<int32_t> ids;
+    for (int i = 0; i < 24; ++i) ids.push_back((i * 37 + 5) % int(sp.vocab));
+    Session batched(*model, {}), single(*model, {});
+    auto all = batched.forward(ids, true);
+    const std::vector<float> rows(all.begin(), all.end());
+    const size_t V = model->hparams().n_vocab;
+    for (size_t i = 0; i < ids.size(); ++i) {
+      auto one = single.forward(std::span<const int32_t>(&ids[i], 1), false);
+      if (!std::equal(one.begin(), one.end(), rows.begin() + i * V)) {
+        throw lftest::FailTest{std::string(ggml_type_traits(uint32_t(t))->name) + ": row " +
+                               std::to_string(i) + " of the batched pass differs"};
+      }
+    }
+  }
+}
+
+// A backend with only the base ops: neither the mixture-of-experts ops nor those of the
+// architectures beyond llama (as CUDA for now). Nothing of it runs for such a model, since
+// the loader refuses it before touching a weight.
+class BaseOpsBackend final : public Backend {
+ public:
+  std::string name() const override { return "stub"; }
+  int threads() const override { return 1; }
+  std::unique_ptr<DeviceBuffer> alloc(size_t) override { fail(); }
+  void upload(DevicePtr<void>, const void*, size_t) override { fail(); }
+  void download(void*, DevicePtr<const void>, size_t) override { fail(); }
+  ResidentWeight load_weight(const WeightView&, WeightUse) override { fail(); }
+  void matmul(const WeightView&, DevicePtr<const float>, int, DevicePtr<float>) override { fail(); }
+  void get_rows(const WeightView&, DevicePtr<const int32_t>, int, DevicePtr<float>) override {
+    fail();
+  }
+  void rms_norm(DevicePtr<const float>, DevicePtr<const float>, int, int, float,
+                DevicePtr<float>) override {
+    fail();
+  }
+  void rope(DevicePtr<float>, int, int, int, DevicePtr<const int32_t>, const RopeParams&) override {
+    fail();
+  }
+  void swiglu(DevicePtr<float>, DevicePtr<const float>, int, int) override { fail(); }
+  void add_bias(DevicePtr<float>, DevicePtr<const float>, int, int) override { fail(); }
+  void add(DevicePtr<float>, DevicePtr<const float>, size_t) override { fail(); }
+  std::unique_ptr<KvStorage> create_kv(const KvLayout&) override { fail(); }
+  void attention(KvStorage&, const AttentionArgs&) override { fail(); }
+
+ private:
+  [[noreturn]] static void fail() { throw lftest::FailTest{"the stub backend was used"}; }
+};
+
+TEST(qwen3moe_refused_by_a_backend_without_moe_ops) {
+  Spec sp;
+  sp.arch = "qwen3moe";
+  TmpFile f{write_model(sp, "moe_refused")};
+  try {
+    Model::load(f.path, std::make_shared<BaseOpsBackend>());
+  } catch (const std::runtime_error& e) {
+    expect_contains(e.what(), f.path);
+    expect_contains(e.what(),
+                    "stub: architecture qwen3moe (mixture of experts) is not supported yet; use "
+                    "--backend cpu");
+    return;
+  }
+  throw lftest::FailTest{"a backend without MoE ops loaded a qwen3moe model"};
+}
+
+TEST(rope_scaling_hparams) {
+  // The keys as llama.cpp reads them. YaRN's attention factor cancels the kernel's own
+  // 1 + 0.1 ln(factor) (so the net cos/sin factor is 1 + 0.1 ln(factor)).
+  const auto rope_of = [](const std::string& type, float factor, uint32_t orig) {
+    Spec sp;
+    sp.arch = "qwen3";
+    sp.rope_scaling = type;
+    sp.rope_factor = factor;
+    sp.rope_orig = orig;
+    TmpFile f{write_model(sp, "rope_" + type)};
+    return Model::load(f.path, std::make_shared<CpuBackend>())->hparams().rope;
+  };
+  RopeParams r = rope_of("", 1, 0);
+  CHECK(r.ext_factor == 0.0f && r.freq_scale == 1.0f && r.attn_factor == 1.0f);
+  CHECK_EQ(r.n_ctx_orig, 512);  // the training context
+  r = rope_of("linear", 2, 0);
+  CHECK(r.ext_factor == 0.0f && r.freq_scale == 0.5f && r.attn_factor == 1.0f);
+  r = rope_of("none", 4, 0);
+  CHECK(r.freq_scale == 1.0f);
+  r = rope_of("yarn", 4, 128);
+  CHECK(r.ext_factor == 1.0f && r.freq_scale == 0.25f && r.beta_fast == 32.0f &&
+        r.beta_slow == 1.0f);
+  CHECK(std::fabs(r.attn_factor - 1.0f) < 1e-6f);
+  CHECK(std::fabs(rope_mscale(r) - (1 + 0.1f * std::log(4.0f))) < 1e-6f);
+  CHECK_EQ(r.n_ctx_orig, 128);
+  const YarnCorrDims d = yarn_corr_dims(r);  // head 64, base 1e6, context 128
+  CHECK(d.low == 0.0f && d.high == 7.0f);
+  Spec sp;
+  sp.rope_scaling = "longrope";
+  expect_contains(load_error(sp, "rope"), "unsupported RoPE scaling type 'longrope'");
+}
+
 TEST(bad_models_fail_with_clear_messages) {
   Spec sp;
   sp.wrong_shape_tensor = "blk.1.attn_q.weight";
@@ -357,7 +513,7 @@ TEST(bad_models_fail_with_clear_messages) {
                   "tensor 'blk.1.attn_q.weight' has shape [256, 128], expected [256, 256]");
   sp = Spec{};
   sp.wrong_type_tensor = "blk.0.ffn_up.weight";
-  expect_contains(load_error(sp, "type"), "unsupported tensor type Q2_K in 'blk.0.ffn_up.weight'");
+  expect_contains(load_error(sp, "type"), "unsupported tensor type Q8_1 in 'blk.0.ffn_up.weight'");
   sp = Spec{};
   sp.arch = "gptj";
   expect_contains(load_error(sp, "arch"), "unsupported architecture 'gptj'");
@@ -367,6 +523,37 @@ TEST(bad_models_fail_with_clear_messages) {
   sp = Spec{};
   sp.missing_key = "llama.block_count";
   expect_contains(load_error(sp, "key"), "llama.block_count");
+  sp = Spec{};
+  sp.arch = "qwen3moe";
+  sp.missing_key = "qwen3moe.expert_used_count";
+  expect_contains(load_error(sp, "moe_key"), "qwen3moe.expert_used_count");
+}
+
+TEST(arch_refusals_are_one_clear_line) {
+  Spec sp;
+  sp.arch = "phi3";
+  sp.extra_tensors = {"rope_factors_long.weight"};
+  expect_contains(load_error(sp, "phi3-longrope"),
+                  "phi3 long-context RoPE factors (rope_factors_long/short) are not supported");
+  sp = Spec{};
+  sp.arch = "granite";
+  expect_contains(load_error(sp, "granite-no-scale"), "missing metadata key 'granite.logit_scale'");
+  sp = Spec{};
+  sp.arch = "gemma2";
+  sp.extra_f32 = {{"gemma2.final_logit_softcapping", -1.0f}};
+  expect_contains(load_error(sp, "gemma2-cap"), "soft-capping values must be positive");
+  sp = Spec{};
+  sp.arch = "granite";
+  sp.extra_f32 = {{"granite.logit_scale", 4.0f}};
+  expect_contains(load_error(sp, "granite-stub", std::make_shared<BaseOpsBackend>()),
+                  "stub: architecture 'granite' is not supported yet; use --backend cpu");
+  // llama needs none of those ops: the same backend gets as far as the weights.
+  try {
+    TmpFile f{write_model(Spec{}, "llama-stub")};
+    Model::load(f.path, std::make_shared<BaseOpsBackend>());
+  } catch (const lftest::FailTest& e) {
+    expect_contains(e.why, "the stub backend was used");
+  }
 }
 
 TEST_MAIN()

@@ -13,9 +13,10 @@ namespace lftest {
 
 using leapfrog::GgmlType;
 
-inline constexpr GgmlType kTypes[] = {GgmlType::F32,  GgmlType::F16,  GgmlType::BF16,
-                                      GgmlType::Q8_0, GgmlType::Q4_0, GgmlType::Q5_0,
-                                      GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K};
+inline constexpr GgmlType kTypes[] = {
+    GgmlType::F32,  GgmlType::F16,  GgmlType::BF16, GgmlType::Q8_0,   GgmlType::Q4_0,
+    GgmlType::Q5_0, GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K,   GgmlType::Q4_1,
+    GgmlType::Q5_1, GgmlType::Q2_K, GgmlType::Q3_K, GgmlType::IQ4_NL, GgmlType::IQ4_XS};
 
 inline std::string tname(GgmlType t) {
   return std::string(leapfrog::ggml_type_traits(uint32_t(t))->name);
@@ -68,6 +69,27 @@ inline std::vector<uint8_t> random_weights(GgmlType t, int rows, int cols, std::
         break;
       case GgmlType::Q6_K:
         for (int b = 0; b < cols / 256; ++b) half(o + 210 * b + 208, 0.0005f);
+        break;
+      case GgmlType::Q4_1:  // codes 0..15 above a negative minimum
+        for (int b = 0; b < cols / 32; ++b)
+          half(o + 20 * b, 0.1f * u(rng)), half(o + 20 * b + 2, -0.7f * u(rng));
+        break;
+      case GgmlType::Q5_1:
+        for (int b = 0; b < cols / 32; ++b)
+          half(o + 24 * b, 0.05f * u(rng)), half(o + 24 * b + 2, -0.7f * u(rng));
+        break;
+      case GgmlType::IQ4_NL:  // levels up to 127
+        for (int b = 0; b < cols / 32; ++b) half(o + 18 * b, 0.006f * u(rng));
+        break;
+      case GgmlType::Q2_K:  // scales and mins up to 15, codes up to 3
+        for (int b = 0; b < cols / 256; ++b)
+          half(o + 84 * b + 80, 0.02f), half(o + 84 * b + 82, 0.01f);
+        break;
+      case GgmlType::Q3_K:  // scales -32..31, codes -4..3
+        for (int b = 0; b < cols / 256; ++b) half(o + 110 * b + 108, 0.005f);
+        break;
+      case GgmlType::IQ4_XS:  // scales -32..31, levels up to 127
+        for (int b = 0; b < cols / 256; ++b) half(o + 136 * b, 0.0002f);
         break;
       default:
         break;

@@ -133,7 +133,8 @@ struct Bench {
 };
 
 // Weights multiplied per token: every 2-D tensor but the embedding table (which is only
-// looked up), plus the embedding table again when the output projection is tied to it.
+// looked up), plus the embedding table again when the output projection is tied to it; of
+// a mixture of experts' 3-D tensors, the share of the experts a token uses.
 uint64_t matmul_params(const Model& m) {
   uint64_t n = 0;
   bool has_output = false;
@@ -145,7 +146,10 @@ uint64_t matmul_params(const Model& m) {
       continue;
     }
     if (t.name == "output.weight") has_output = true;
-    n += t.n_elements();
+    // A 3-D expert tensor: a token is multiplied by the experts it is routed to only.
+    const ModelHParams& hp = m.hparams();
+    n += t.n_dims == 3 && hp.moe() ? t.n_elements() / hp.n_expert * hp.n_expert_used
+                                   : t.n_elements();
   }
   return has_output ? n : n + embd;
 }

@@ -7,6 +7,7 @@ import { strict as assert } from 'node:assert';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { SUPPORTED_ARCHITECTURES } from '../../engine/models/discovery/ggml-types';
 import type { DiscoveredModel, ModelPair } from '../../engine/protocol';
 import { GGMLType } from '../fixtures/gguf-writer';
 import { cliBuilt, repoRoot, skipBecause } from '../support/paths';
@@ -45,7 +46,7 @@ describe('leapfrog models', function () {
     tokens: PLAIN_TOKENS,
     context: 2048,
   });
-  const phi = tinyGguf({ arch: 'phi3', chatTemplate: '{{x}}' });
+  const phi = tinyGguf({ arch: 'falcon', chatTemplate: '{{x}}' });
   const paths: Record<string, string> = {};
   let untouched: Record<string, string>;
 
@@ -151,7 +152,7 @@ describe('leapfrog models', function () {
         name: 'org/Phi-GGUF/phi',
         path: paths.phi,
         bytes: phi.bytes.length,
-        architecture: 'phi3',
+        architecture: 'falcon',
         parameters: phi.parameters,
         quantization: 'F32',
         context: 4096,
@@ -159,7 +160,7 @@ describe('leapfrog models', function () {
         chatTemplate: true,
         fingerprint: tinyFp,
         supported: false,
-        reason: "architecture 'phi3' is not supported (supported: llama, qwen2, qwen3)",
+        reason: `architecture 'falcon' is not supported (supported: ${SUPPORTED_ARCHITECTURES.join(', ')})`,
       },
       {
         source: 'huggingface',

@@ -1,5 +1,7 @@
 // Differential tests: Leapfrog against llama.cpp on random-weight models with real
-// vocabularies (every architecture x tensor type of fixtureMatrix()), five code prompts each.
+// vocabularies (every architecture x tensor type of fixtureMatrix(), the RoPE-scaling and
+// mixture-of-experts fixtures of featureFixtures(), and the architectures beyond llama/qwen on
+// two types each: EXTRA_ARCH_FIXTURES), five code prompts each.
 // Run: npx mocha --import=tsx 'test/native/differential.test.ts'
 //
 // Leapfrog is driven through its CLI with two hidden options the tests rely on:
@@ -45,6 +47,13 @@
 // | Q4_K | Q8_K                         | 0.15          | 0.30        |
 // | Q5_K | Q8_K                         | 0.15          | 0.30        |
 // | Q6_K | Q8_K                         | 0.15          | 0.30        |
+// | Q4_1 | Q8_1 (we: Q8_0 + its d·sum)  | 0.15          | 0.30        |
+// | Q5_1 | Q8_1 (we: Q8_0 + its d·sum)  | 0.15          | 0.30        |
+// | IQ4_NL | Q8_0                       | 0.15          | 0.30        |
+// | Q2_K | Q8_K                         | 0.15          | 0.30        |
+// | Q3_K | Q8_K                         | 0.15          | 0.30        |
+// | IQ4_XS | Q8_K                       | 0.15          | 0.30        |
+// The low-bit types (the last six) run on one architecture each (LOW_BIT_FIXTURES).
 import * as assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -58,7 +67,15 @@ import {
 } from '../fixtures/random-model';
 import { missingVocab, repoRoot } from '../fixtures/shared-data';
 import { disposeOracle, greedy, lastLogits, promptTokens } from '../oracle/llama-cpp';
-import { CODE_PROMPTS, fixtureMatrix, logitDiff, skipBecause } from './helpers';
+import {
+  CODE_PROMPTS,
+  EXTRA_ARCH_FIXTURES,
+  featureFixtures,
+  fixtureLabel,
+  fixtureMatrix,
+  logitDiff,
+  skipBecause,
+} from './helpers';
 
 export const LOGIT_TOL: Record<TypeName, number> = {
   F32: 0.01,
@@ -70,6 +87,12 @@ export const LOGIT_TOL: Record<TypeName, number> = {
   Q4_K: 0.15,
   Q5_K: 0.15,
   Q6_K: 0.15,
+  Q4_1: 0.15,
+  Q5_1: 0.15,
+  IQ4_NL: 0.15,
+  Q2_K: 0.15,
+  Q3_K: 0.15,
+  IQ4_XS: 0.15,
 };
 export const TIE_TOL: Record<TypeName, number> = Object.fromEntries(
   Object.entries(LOGIT_TOL).map(([k, v]) => [k, 2 * v]),
@@ -139,17 +162,18 @@ describe('differential: Leapfrog vs llama.cpp on random-weight models', function
   before(function () {
     if (!fs.existsSync(cli))
       skipBecause(this, `${path.relative(repoRoot, cli)} does not exist yet (the Leapfrog CLI)`);
-    const why = missingVocab('qwen2', 'llama-spm');
+    const why = missingVocab('qwen2', 'llama-spm', 'starcoder', 'phi-3');
     if (why) skipBecause(this, why);
   });
   after(() => disposeOracle());
 
-  for (const { arch, type } of fixtureMatrix()) {
-    describe(`${arch} ${type}`, () => {
+  for (const opts of [...fixtureMatrix(), ...featureFixtures(), ...EXTRA_ARCH_FIXTURES]) {
+    const { type } = opts;
+    describe(fixtureLabel(opts), () => {
       let model = '';
-      const tied = resolveRecipe({ arch, type }).tiedOutput;
+      const tied = resolveRecipe(opts).tiedOutput;
       before(async () => {
-        model = await makeRandomModel({ arch, type });
+        model = await makeRandomModel(opts);
         releaseWeightMemo();
       });
 

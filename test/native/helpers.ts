@@ -1,9 +1,24 @@
 // Shared by the native test files (not a test file itself).
 import * as assert from 'node:assert/strict';
-import { ALL_ARCHS, ALL_TYPES, type Arch, type TypeName } from '../fixtures/random-model';
+import {
+  ALL_ARCHS,
+  ALL_TYPES,
+  EXTRA_ARCHS,
+  LOW_BIT_FIXTURES,
+  type Arch,
+  type RandomModelOptions,
+  type TypeName,
+} from '../fixtures/random-model';
 
-/** The fixture matrix: 3 archs x 7 types, plus F32 for llama and qwen2. Ordered so that types
- * of one shape are generated one after the other (they share the f32 weights in memory). */
+/** The architectures beyond llama/qwen, on two types each (one float, one quantized) to keep
+ * the suite's time in check: their kernels are the same as the matrix's, their graphs not. */
+export const EXTRA_ARCH_FIXTURES: { arch: Arch; type: TypeName }[] = EXTRA_ARCHS.flatMap((arch) =>
+  (['F16', 'Q8_0'] as const).map((type) => ({ arch, type })),
+);
+
+/** The fixture matrix: 3 archs x 8 types, plus F32 for llama and qwen2, plus one arch per
+ * low-bit type (LOW_BIT_FIXTURES). Ordered so that types of one shape are generated one after
+ * the other (they share the f32 weights in memory). */
 export function fixtureMatrix(): { arch: Arch; type: TypeName }[] {
   const out: { arch: Arch; type: TypeName }[] = [];
   for (const arch of ALL_ARCHS) {
@@ -11,8 +26,31 @@ export function fixtureMatrix(): { arch: Arch; type: TypeName }[] {
       if (type === 'F32' && arch === 'qwen3') continue;
       out.push({ arch, type });
     }
+    for (const f of LOW_BIT_FIXTURES) if (f.arch === arch) out.push(f);
   }
   return out;
+}
+
+/** Fixtures of one feature each beyond the matrix: RoPE scaling (YaRN with an original context
+ * small enough that the test's positions reach the interpolated frequencies, and linear), and
+ * the mixture-of-experts architecture in two tensor types. */
+export function featureFixtures(): RandomModelOptions[] {
+  return [
+    { arch: 'qwen3', type: 'Q8_0', ropeScaling: { type: 'yarn', factor: 4, originalContext: 256 } },
+    { arch: 'qwen2', type: 'F16', ropeScaling: { type: 'yarn', factor: 4, originalContext: 128 } },
+    { arch: 'llama', type: 'Q8_0', ropeScaling: { type: 'linear', factor: 2 } },
+    { arch: 'qwen3moe', type: 'Q8_0' },
+    { arch: 'qwen3moe', type: 'Q4_K' },
+  ];
+}
+
+/** A fixture's name in test titles: "qwen3 Q8_0", "qwen3 Q8_0 rope yarn x4 (orig 256)". */
+export function fixtureLabel(o: RandomModelOptions): string {
+  const r = o.ropeScaling;
+  const rope = r
+    ? ` rope ${r.type} x${r.factor}${r.originalContext ? ` (orig ${r.originalContext})` : ''}`
+    : '';
+  return `${o.arch} ${o.type}${rope}`;
 }
 
 export { skipBecause } from '../support/paths';

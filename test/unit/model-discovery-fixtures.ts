@@ -56,6 +56,8 @@ export interface TinyModel {
   chatTemplate?: string;
   /** More metadata (split.count, leapfrog.prompt.fim…). */
   meta?: [string, GGUFValue][];
+  /** More 1-D F32 tensors of `hidden` values, by name. */
+  extraTensors?: string[];
 }
 
 /** The file's bytes and the parameter count its tensor shapes add up to. */
@@ -98,6 +100,7 @@ export function tinyGguf(o: TinyModel = {}): { bytes: Buffer; parameters: number
     );
   }
   tensors.push(tensor('output_norm.weight', [hidden], GGMLType.F32));
+  for (const name of o.extraTensors ?? []) tensors.push(tensor(name, [hidden], GGMLType.F32));
   const parameters = tensors.reduce((n, t) => n + t.dims.reduce((a, b) => a * b, 1), 0);
   return { bytes: encodeGGUF({ metadata, tensors }), parameters };
 }

@@ -71,8 +71,8 @@ describe('model discovery: facts from GGUF headers', () => {
         const otherArch = Buffer.from(stories);
         Buffer.from('falco').copy(otherArch, at + arch.length - 5);
         files.push(writeFile(join(dir, 'other-arch.gguf'), otherArch));
-        const q41 = withTensorType(stories, 'token_embd.weight', 2, GGMLType.Q4_1);
-        files.push(writeFile(join(dir, 'q4_1.gguf'), q41));
+        const q81 = withTensorType(stories, 'token_embd.weight', 2, GGMLType.Q8_1);
+        files.push(writeFile(join(dir, 'q8_1.gguf'), q81));
         files.push(
           writeFile(join(dir, 'type-77.gguf'), withTensorType(stories, 'output.weight', 2, 77)),
         );
@@ -84,6 +84,14 @@ describe('model discovery: facts from GGUF headers', () => {
         files.push(await makeRandomModel({ arch: 'qwen3', type: 'Q8_0' }));
         files.push(await makeRandomModel({ arch: 'qwen2', type: 'Q4_K' }));
         files.push(await makeRandomModel({ arch: 'llama', type: 'Q6_K' }));
+        files.push(await makeRandomModel({ arch: 'qwen3moe', type: 'Q8_0' }));
+        files.push(
+          await makeRandomModel({
+            arch: 'qwen3',
+            type: 'Q8_0',
+            ropeScaling: { type: 'yarn', factor: 4, originalContext: 256 },
+          }),
+        );
       }
       if (!data) console.log('      (../shared/data absent: the bundled models only)');
     });
@@ -128,7 +136,7 @@ describe('model discovery: facts from GGUF headers', () => {
       if (!sharedData()) skipBecause(this, '../shared/data is absent');
       const reason = async (name: string) => (await describeModelFile(join(dir, name))).reason;
       assert.match((await reason('other-arch.gguf'))!, /architecture 'falco' is not supported/);
-      assert.match((await reason('q4_1.gguf'))!, /tensor type Q4_1 is not supported.*token_embd/);
+      assert.match((await reason('q8_1.gguf'))!, /tensor type Q8_1 is not supported.*token_embd/);
       assert.match((await reason('type-77.gguf'))!, /tensor type type 77 is not supported/);
       assert.match((await reason('truncated.gguf'))!, /^truncated: /);
       const vocab = await describeModelFile(vocabPath('qwen2'));
@@ -222,7 +230,7 @@ describe('model discovery: facts from GGUF headers', () => {
       assert.notEqual(await fp('fp4.gguf', { tokenizer: 'llama' }), base);
     });
 
-    it('split models, unknown tokenizers and RoPE scaling are unsupported, with the reason', async () => {
+    it('split models, unknown tokenizers and RoPE scaling types are unsupported, with the reason', async () => {
       const reason = async (name: string, o: Parameters<typeof tinyGguf>[0]) =>
         (await describeModelFile(writeFile(join(dir, name), tinyGguf(o).bytes))).reason;
       assert.match(
@@ -231,10 +239,21 @@ describe('model discovery: facts from GGUF headers', () => {
       );
       assert.match((await reason('bert.gguf', { tokenizer: 'bert' }))!, /tokenizer 'bert'/);
       assert.match(
-        (await reason('yarn.gguf', { meta: [['qwen2.rope.scaling.type', str('yarn')]] }))!,
-        /RoPE scaling 'yarn'/,
+        (await reason('longrope.gguf', { meta: [['qwen2.rope.scaling.type', str('longrope')]] }))!,
+        /RoPE scaling 'longrope' is not supported \(supported: none, linear, yarn\)/,
       );
-      assert.match((await reason('phi.gguf', { arch: 'phi3' }))!, /architecture 'phi3'/);
+      assert.equal(
+        await reason('yarn.gguf', { meta: [['qwen2.rope.scaling.type', str('yarn')]] }),
+        undefined,
+      );
+      assert.match((await reason('falcon.gguf', { arch: 'falcon' }))!, /architecture 'falcon'/);
+      assert.match(
+        (await reason('phi-128k.gguf', {
+          arch: 'phi3',
+          extraTensors: ['rope_factors_long.weight'],
+        }))!,
+        /long-context RoPE factors/,
+      );
     });
   });
 

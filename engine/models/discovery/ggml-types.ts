@@ -60,14 +60,32 @@ const LAYOUTS: Record<number, BlockLayout> = {
   13: { blockSize: 256, blockBytes: 176 },
   14: { blockSize: 256, blockBytes: 210 },
   15: { blockSize: 256, blockBytes: 292 },
+  20: { blockSize: 32, blockBytes: 18 },
+  23: { blockSize: 256, blockBytes: 136 },
   30: { blockSize: 1, blockBytes: 2 },
 };
 
 /** The types the engine computes with (`supported: true` in the native table). */
-export const SUPPORTED_TENSOR_TYPES: ReadonlySet<number> = new Set([0, 1, 2, 6, 8, 12, 13, 14, 30]);
+export const SUPPORTED_TENSOR_TYPES: ReadonlySet<number> = new Set([
+  0, 1, 2, 3, 6, 7, 8, 10, 11, 12, 13, 14, 20, 23, 30,
+]);
 
-/** Architectures native/src/model/hparams.cpp accepts. */
-export const SUPPORTED_ARCHITECTURES: readonly string[] = ['llama', 'qwen2', 'qwen3'];
+/** Architectures the native loader accepts (native/src/model/arch.cpp, in its order). */
+export const SUPPORTED_ARCHITECTURES: readonly string[] = [
+  'llama',
+  'qwen2',
+  'qwen3',
+  'qwen3moe',
+  'starcoder2',
+  'granite',
+  'phi3',
+  'gemma',
+  'gemma2',
+  'gemma3',
+];
+
+/** RoPE scaling types native/src/model/hparams.cpp accepts (<arch>.rope.scaling.type). */
+export const SUPPORTED_ROPE_SCALING: readonly string[] = ['none', 'linear', 'yarn'];
 
 /** Tokenizer models native/src/tokenizer/vocab.cpp accepts. */
 export const SUPPORTED_TOKENIZERS: readonly string[] = ['llama', 'gpt2'];

@@ -5,6 +5,7 @@
 import { readGgufHeader, GgufFormatError, type GgufHeader, type GgufMetaValue } from './gguf-header';
 import {
   SUPPORTED_ARCHITECTURES,
+  SUPPORTED_ROPE_SCALING,
   SUPPORTED_TENSOR_TYPES,
   SUPPORTED_TOKENIZERS,
   fileTypeName,
@@ -99,6 +100,10 @@ function unsupportedReason(
     return `architecture '${architecture}' is not supported (supported: ${SUPPORTED_ARCHITECTURES.join(', ')})`;
   }
   if (h.tensors.length === 0) return 'no weights (a vocabulary-only GGUF)';
+  // Long-context phi3 files (native/src/model/arch_phi3.cpp refuses them).
+  if (h.tensors.some((t) => /(^|\.)rope_factors_(long|short)\.weight$/.test(t.name))) {
+    return 'long-context RoPE factors (rope_factors_long/short) are not supported';
+  }
   const unsupported = h.tensors.filter((t) => !SUPPORTED_TENSOR_TYPES.has(t.type));
   if (unsupported.length > 0) {
     const types = [...new Set(unsupported.map((t) => tensorTypeName(t.type)))].join(', ');
@@ -111,8 +116,8 @@ function unsupportedReason(
     return `tokenizer '${tokenizer}' is not supported (supported: ${SUPPORTED_TOKENIZERS.join(', ')})`;
   }
   const scaling = stringMeta(meta, `${architecture}.rope.scaling.type`);
-  if (scaling && scaling !== 'none' && scaling !== 'linear') {
-    return `RoPE scaling '${scaling}' is not supported (supported: none, linear)`;
+  if (scaling && !SUPPORTED_ROPE_SCALING.includes(scaling)) {
+    return `RoPE scaling '${scaling}' is not supported (supported: ${SUPPORTED_ROPE_SCALING.join(', ')})`;
   }
   return truncation(h);
 }

@@ -8,6 +8,8 @@
 
 #include "addon/host_memory.h"
 #include "backend/factory.h"
+#include "model/hparams.h"
+#include "model/model.h"
 
 namespace leapfrog::addon {
 
@@ -24,13 +26,30 @@ std::shared_ptr<Backend> shared_backend(const BackendOptions& opts) {
   return backend;
 }
 
+// Whether `be` runs the file's architecture (a file that does not parse says yes: the load
+// itself then reports what is wrong).
+bool runs_architecture(const Backend& be, const std::string& path) {
+  try {
+    return backend_refusal(read_hparams(*GgufFile::open(path)), be).empty();
+  } catch (const std::exception&) {
+    return true;
+  }
+}
+
 }  // namespace
 
 // The backend a model goes on: `auto` takes the GPU only when the weights fit in its free
-// memory (with a tenth to spare for caches and scratch), else the CPU; an explicit GPU
+// memory (with a tenth to spare for caches and scratch) and it runs the model's
+// architecture, else the CPU; an explicit GPU
 // backend that cannot hold them is a clear error rather than an allocation failure midway.
 std::shared_ptr<Backend> backend_for(const std::string& path, const BackendOptions& opts) {
   auto backend = shared_backend(opts);
+  // `auto` also keeps a model off a backend without its ops (mixture of experts, the
+  // architectures beyond llama).
+  if (opts.kind == "auto" && (!backend->supports_moe() || !backend->supports_arch_ops()) &&
+      !runs_architecture(*backend, path)) {
+    return shared_backend(BackendOptions{"cpu", opts.threads});
+  }
   const size_t free = backend->free_memory();
   if (free == SIZE_MAX) return backend;
   std::error_code ec;

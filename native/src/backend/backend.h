@@ -14,9 +14,12 @@
 // by `dim` columns. A weight is `rows` output features by `cols` input features, each row
 // `row_bytes` long in its GGUF type (format/blocks.h).
 #pragma once
+#include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <type_traits>
 
@@ -90,8 +93,50 @@ struct RopeParams {
   RopeStyle style = RopeStyle::Normal;
   int n_dims = 0;           // rotated dimensions per head (<= head_dim; the rest pass through)
   float freq_base = 10000;  // theta
-  float freq_scale = 1;     // 1 / linear scaling factor
+  float freq_scale = 1;     // 1 / scaling factor (linear and YaRN)
+  // YaRN (rope.scaling.type yarn): per rotated pair, the angle blends the interpolated
+  // (freq_scale * theta) and the original (theta) angle by a ramp over the pairs between the
+  // correction dimensions that beta_fast / beta_slow pick for a context of n_ctx_orig, and
+  // cos/sin are multiplied by attn_factor * (1 + 0.1 ln(1 / freq_scale)). ext_factor 0 (no
+  // YaRN) leaves the plain angle, cos/sin times attn_factor.
+  float ext_factor = 0;
+  float attn_factor = 1;
+  float beta_fast = 32;
+  float beta_slow = 1;
+  int n_ctx_orig = 0;  // the context length the model was trained for before scaling
 };
+
+// The first and last rotated pair index over which YaRN ramps from extrapolation to
+// interpolation (llama.cpp's correction dimensions), as floats.
+struct YarnCorrDims {
+  float low = 0, high = 0;
+};
+// Inline: the CUDA library (its own .cu sources only) computes them on the host too.
+inline YarnCorrDims yarn_corr_dims(const RopeParams& p) {
+  // The pair index whose wavelength makes `rotations` turns over the original context.
+  const auto dim = [&](float rotations) {
+    return p.n_dims * std::log(p.n_ctx_orig / (rotations * 2 * 3.14159265358979323846f)) /
+           (2 * std::log(p.freq_base));
+  };
+  YarnCorrDims d;
+  d.low = std::max(0.0f, std::floor(dim(p.beta_fast)));
+  d.high = std::min(static_cast<float>(p.n_dims - 1), std::ceil(dim(p.beta_slow)));
+  return d;
+}
+
+// The factor on cos and sin: YaRN's magnitude correction (llama.cpp's rope_yarn), else
+// attn_factor alone.
+inline float rope_mscale(const RopeParams& p) {
+  return p.ext_factor != 0 ? p.attn_factor * (1.0f + 0.1f * std::log(1.0f / p.freq_scale))
+                           : p.attn_factor;
+}
+
+// YaRN's blend weight of the original angle for rotated element i0 (even): 1 below `low`,
+// 0 above `high`, linear between (times ext_factor by the caller).
+inline float yarn_ramp(const YarnCorrDims& d, int i0) {
+  const float y = (i0 / 2 - d.low) / std::max(0.001f, d.high - d.low);
+  return 1 - std::min(1.0f, std::max(0.0f, y));
+}
 
 // Key/value storage for one sequence: per layer, `n_ctx` positions of `kv_dim`
 // (= n_kv_heads * head_dim) values. Stored as f16, like llama.cpp's default cache type:
@@ -128,6 +173,9 @@ struct AttentionArgs {
   DevicePtr<const uint8_t> mask;
   float scale = 1;       // usually 1/sqrt(head_dim)
   DevicePtr<float> out;  // n x (n_heads * head_dim)
+  // Beyond llama (backends whose supports_arch_ops() is true):
+  float softcap = 0;  // > 0: each scaled score s becomes softcap * tanh(s / softcap) (gemma2)
+  int window = 0;     // > 0: row i sees only cache slots p with q_pos[i] - p < window
 };
 
 // The shape of one forward pass, announced before its ops (a GPU backend may key a
@@ -207,6 +255,60 @@ class Backend {
 
   virtual std::unique_ptr<KvStorage> create_kv(const KvLayout& layout) = 0;
   virtual void attention(KvStorage& kv, const AttentionArgs& args) = 0;
+
+  // ---- mixture of experts (model/moe_ffn.cpp). A pass groups its rows by expert: each
+  // used expert's weights (an ordinary 2-D WeightView slice of the 3-D expert tensor) are
+  // multiplied once over the gathered rows routed to it, and the results are added back
+  // into the rows, weighted. A backend without these refuses MoE models at load.
+  virtual bool supports_moe() const { return false; }
+  // out[i, :] = x[rows[i], :] for i < n; x and out have `dim` columns.
+  virtual void gather_rows(DevicePtr<const float> x, DevicePtr<const int32_t> rows, int n, int dim,
+                           DevicePtr<float> out) {
+    throw std::runtime_error(name() + ": gather_rows is not supported");
+  }
+  // y[rows[i], :] += weights[i] * x[i, :] for i = 0, 1, ..., n - 1 in that order (a row
+  // may repeat: its additions happen in order).
+  virtual void scatter_add_rows(DevicePtr<const float> x, DevicePtr<const int32_t> rows,
+                                DevicePtr<const float> weights, int n, int dim,
+                                DevicePtr<float> y) {
+    throw std::runtime_error(name() + ": scatter_add_rows is not supported");
+  }
+  // Several weights of the same `cols`, each over its own rows: y[j] = x[j] * w[j]^T with
+  // n[j] rows (0 allowed), exactly what `count` matmul calls give — one parallel job for all
+  // the experts of a layer on the CPU.
+  virtual void matmul_grouped(const WeightView* const* w, const DevicePtr<const float>* x,
+                              const int* n, const DevicePtr<float>* y, int count) {
+    for (int j = 0; j < count; ++j) {
+      if (n[j] > 0) matmul(*w[j], x[j], n[j], y[j]);
+    }
+  }
+
+  // ---- ops of the architectures beyond llama and qwen (model/arch.h: starcoder2, granite,
+  // phi3, gemma). A backend that lacks them keeps supports_arch_ops() false: the model
+  // loader then refuses those architectures with one line, and these defaults never run.
+  virtual bool supports_arch_ops() const { return false; }
+  // y = (x - mean(x)) / sqrt(var(x) + eps) * w + b over rows of `dim` (w, b may be null).
+  // Works in place (y == x).
+  virtual void layer_norm(DevicePtr<const float> x, DevicePtr<const float> w,
+                          DevicePtr<const float> b, int n, int dim, float eps, DevicePtr<float> y) {
+    missing_op("layer_norm");
+  }
+  // x = gelu(x) in place over count values: the tanh approximation, looked up through f16
+  // as ggml's CPU backend does.
+  virtual void gelu(DevicePtr<float> x, size_t count) { missing_op("gelu"); }
+  // gate = gelu(gate) * up over n x dim (in place into gate).
+  virtual void geglu(DevicePtr<float> gate, DevicePtr<const float> up, int n, int dim) {
+    missing_op("geglu");
+  }
+  // x *= s over count values.
+  virtual void scale(DevicePtr<float> x, size_t count, float s) { missing_op("scale"); }
+  // x = cap * tanh(x / cap) over count values (soft-capping logits).
+  virtual void softcap(DevicePtr<float> x, size_t count, float cap) { missing_op("softcap"); }
+
+ private:
+  [[noreturn]] void missing_op(const char* op) const {
+    throw std::logic_error(name() + ": op " + op + " is not implemented");
+  }
 };
 
 }  // namespace leapfrog

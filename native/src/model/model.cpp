@@ -5,6 +5,7 @@
 #include <string>
 
 #include "format/dequant.h"
+#include "model/arch.h"
 
 namespace leapfrog {
 
@@ -82,6 +83,20 @@ ForwardScratch::ForwardScratch(const Model& model, int max_batch, int n_ctx)
   positions = DevicePtr<int32_t>(reinterpret_cast<int32_t*>(at(off_pos).get()));
   mask = at(off_mask);
   host_positions.resize(b);
+  if (hp.moe()) moe = std::make_unique<MoeScratch>(model.backend(), hp, max_batch);
+}
+
+ForwardScratch::~ForwardScratch() = default;
+
+std::string backend_refusal(const ModelHParams& hp, const Backend& be) {
+  if (hp.moe() && !be.supports_moe()) {
+    return be.name() + ": architecture " + hp.arch +
+           " (mixture of experts) is not supported yet; use --backend cpu";
+  }
+  if (find_arch(hp.arch)->needs_arch_ops && !be.supports_arch_ops()) {
+    return be.name() + ": architecture '" + hp.arch + "' is not supported yet; use --backend cpu";
+  }
+  return "";
 }
 
 std::unique_ptr<Model> Model::load(const std::string& path, std::shared_ptr<Backend> backend) {
@@ -89,6 +104,9 @@ std::unique_ptr<Model> Model::load(const std::string& path, std::shared_ptr<Back
   m->file_ = GgufFile::open(path);
   m->backend_ = std::move(backend);
   m->hp_ = read_hparams(*m->file_);
+  if (const std::string why = backend_refusal(m->hp_, *m->backend_); !why.empty()) {
+    m->file_->fail(why);
+  }
   m->load_tensors();
   return m;
 }
@@ -120,6 +138,32 @@ WeightView Model::matrix(const std::string& name, int64_t cols, int64_t rows) {
   w.row_bytes = ggml_row_bytes(t.type, cols);
   weight_bytes_ += w.row_bytes * rows;
   return w;
+}
+
+std::vector<WeightView> Model::expert_matrices(const std::string& name, int64_t cols, int64_t rows,
+                                               int64_t experts) {
+  const GgufTensorInfo& t = file_->require_tensor(name);
+  if (!matmul_type(t.type)) {
+    file_->fail("unsupported tensor type " + type_name(t.type) + " in '" + name + "'");
+  }
+  if (t.n_dims != 3 || static_cast<int64_t>(t.ne[0]) != cols ||
+      static_cast<int64_t>(t.ne[1]) != rows || static_cast<int64_t>(t.ne[2]) != experts) {
+    file_->fail("tensor '" + name + "' has shape " + shape_str(t) + ", expected " +
+                shape_str({cols, rows, experts}));
+  }
+  std::vector<WeightView> out(experts);
+  const size_t row_bytes = ggml_row_bytes(t.type, cols);
+  for (int64_t e = 0; e < experts; ++e) {
+    WeightView& w = out[e];
+    w.type = t.type;
+    w.data = t.data + static_cast<size_t>(e) * rows * row_bytes;
+    w.rows = rows;
+    w.cols = cols;
+    w.row_bytes = row_bytes;
+  }
+  // A decoded token reads only the experts it is routed to.
+  weight_bytes_ += row_bytes * rows * hp_.n_expert_used;
+  return out;
 }
 
 // A 1-D tensor (norm weight, bias) decoded to f32 and queued for upload; absent optional
@@ -155,6 +199,7 @@ void Model::upload_vectors() {
 }
 
 void Model::load_tensors() {
+  const ArchFeatures& ft = hp_.features;
   const GgufTensorInfo& emb = file_->require_tensor("token_embd.weight");
   if (emb.n_dims != 2 || emb.ne[0] != static_cast<uint64_t>(hp_.n_embd) || emb.ne[1] == 0) {
     file_->fail("tensor 'token_embd.weight' has shape " + shape_str(emb) + ", expected [" +
@@ -164,32 +209,104 @@ void Model::load_tensors() {
   tok_embd_ = matrix("token_embd.weight", hp_.n_embd, hp_.n_vocab);
   weight_bytes_ = 0;  // the embedding is read one row per token, not whole
   vector("output_norm.weight", hp_.n_embd, true, output_norm_);
+  vector("output_norm.bias", hp_.n_embd, ft.norm == NormKind::Layer, output_norm_b_);
   // No output.weight: the output projection is tied to the embedding.
-  output_ = file_->tensor("output.weight") ? matrix("output.weight", hp_.n_embd, hp_.n_vocab)
-                                           : matrix("token_embd.weight", hp_.n_embd, hp_.n_vocab);
+  const bool untied = file_->tensor("output.weight") && !ft.tied_output_only;
+  output_ = untied ? matrix("output.weight", hp_.n_embd, hp_.n_vocab)
+                   : matrix("token_embd.weight", hp_.n_embd, hp_.n_vocab);
 
-  const bool qk_norm_required = hp_.arch == "qwen3";
   layers_.resize(hp_.n_layer);
   for (int l = 0; l < hp_.n_layer; ++l) {
     const std::string p = "blk." + std::to_string(l) + ".";
-    Layer& L = layers_[l];
-    vector(p + "attn_norm.weight", hp_.n_embd, true, L.attn_norm);
-    L.wq = matrix(p + "attn_q.weight", hp_.n_embd, hp_.q_dim());
-    L.wk = matrix(p + "attn_k.weight", hp_.n_embd, hp_.k_dim());
-    L.wv = matrix(p + "attn_v.weight", hp_.n_embd, hp_.v_dim());
-    vector(p + "attn_q.bias", hp_.q_dim(), false, L.bq);
-    vector(p + "attn_k.bias", hp_.k_dim(), false, L.bk);
-    vector(p + "attn_v.bias", hp_.v_dim(), false, L.bv);
-    vector(p + "attn_q_norm.weight", hp_.head_dim, qk_norm_required, L.q_norm);
-    vector(p + "attn_k_norm.weight", hp_.head_dim, qk_norm_required, L.k_norm);
-    L.wo = matrix(p + "attn_output.weight", hp_.n_head * hp_.head_dim_v, hp_.n_embd);
-    vector(p + "ffn_norm.weight", hp_.n_embd, true, L.ffn_norm);
-    L.gate = matrix(p + "ffn_gate.weight", hp_.n_embd, hp_.n_ff);
-    L.up = matrix(p + "ffn_up.weight", hp_.n_embd, hp_.n_ff);
-    L.down = matrix(p + "ffn_down.weight", hp_.n_ff, hp_.n_embd);
+    load_attention(p, layers_[l]);
+    load_ffn(p, layers_[l]);
   }
   upload_vectors();
   make_weights_resident();
+}
+
+std::vector<WeightView*> Model::product_weights(Layer& L) {
+  std::vector<WeightView*> out = {&L.wq, &L.wk, &L.wv, &L.wo};
+  if (L.moe.router.data) {
+    out.push_back(&L.moe.router);
+    for (auto* set : {&L.moe.gate, &L.moe.up, &L.moe.down}) {
+      for (WeightView& w : *set) out.push_back(&w);
+    }
+  } else {
+    for (WeightView* w : {&L.gate, &L.up, &L.down}) {
+      if (w->data) out.push_back(w);  // starcoder2 has no gate
+    }
+  }
+  return out;
+}
+
+namespace {
+
+// Rows [r0, r0 + rows) of a weight: one part of a fused projection (attn_qkv, phi3's
+// gate|up), a weight of its own for the backend.
+WeightView row_range(const WeightView& w, int64_t r0, int64_t rows) {
+  WeightView part = w;
+  part.data = w.row(r0);
+  part.rows = rows;
+  return part;
+}
+
+}  // namespace
+
+void Model::load_attention(const std::string& p, Layer& L) {
+  const ArchFeatures& ft = hp_.features;
+  const bool layer_norm = ft.norm == NormKind::Layer;
+  const int E = hp_.n_embd;
+  vector(p + "attn_norm.weight", E, true, L.attn_norm);
+  vector(p + "attn_norm.bias", E, layer_norm, L.attn_norm_b);
+  if (file_->tensor(p + "attn_qkv.weight")) {
+    if (file_->tensor(p + "attn_qkv.bias")) file_->fail("fused 'attn_qkv.bias' is not supported");
+    const WeightView qkv = matrix(p + "attn_qkv.weight", E, hp_.q_dim() + 2 * hp_.k_dim());
+    L.wq = row_range(qkv, 0, hp_.q_dim());
+    L.wk = row_range(qkv, hp_.q_dim(), hp_.k_dim());
+    L.wv = row_range(qkv, hp_.q_dim() + hp_.k_dim(), hp_.v_dim());
+  } else {
+    L.wq = matrix(p + "attn_q.weight", E, hp_.q_dim());
+    L.wk = matrix(p + "attn_k.weight", E, hp_.k_dim());
+    L.wv = matrix(p + "attn_v.weight", E, hp_.v_dim());
+  }
+  vector(p + "attn_q.bias", hp_.q_dim(), false, L.bq);
+  vector(p + "attn_k.bias", hp_.k_dim(), false, L.bk);
+  vector(p + "attn_v.bias", hp_.v_dim(), false, L.bv);
+  const bool qk_norm_required =
+      hp_.arch == "qwen3" || hp_.arch == "qwen3moe" || hp_.arch == "gemma3";
+  vector(p + "attn_q_norm.weight", hp_.head_dim, qk_norm_required, L.q_norm);
+  vector(p + "attn_k_norm.weight", hp_.head_dim, qk_norm_required, L.k_norm);
+  L.wo = matrix(p + "attn_output.weight", hp_.n_head * hp_.head_dim_v, E);
+  vector(p + "attn_output.bias", E, false, L.bo);
+  vector(p + "post_attention_norm.weight", E, ft.post_norms, L.attn_post_norm);
+}
+
+void Model::load_ffn(const std::string& p, Layer& L) {
+  const ArchFeatures& ft = hp_.features;
+  const int E = hp_.n_embd, F = hp_.n_ff;
+  vector(p + "ffn_norm.weight", E, true, L.ffn_norm);
+  vector(p + "ffn_norm.bias", E, ft.norm == NormKind::Layer, L.ffn_norm_b);
+  if (hp_.moe()) {
+    L.moe.router = matrix(p + "ffn_gate_inp.weight", E, hp_.n_expert);
+    L.moe.gate = expert_matrices(p + "ffn_gate_exps.weight", E, hp_.n_ff_exp, hp_.n_expert);
+    L.moe.up = expert_matrices(p + "ffn_up_exps.weight", E, hp_.n_ff_exp, hp_.n_expert);
+    L.moe.down = expert_matrices(p + "ffn_down_exps.weight", hp_.n_ff_exp, E, hp_.n_expert);
+    return;
+  }
+  if (ft.fused_up_gate) {
+    const WeightView up = matrix(p + "ffn_up.weight", E, 2 * F);
+    L.gate = row_range(up, 0, F);
+    L.up = row_range(up, F, F);
+  } else {
+    if (ft.ffn != FfnKind::Gelu) L.gate = matrix(p + "ffn_gate.weight", E, F);
+    L.up = matrix(p + "ffn_up.weight", E, F);
+  }
+  L.down = matrix(p + "ffn_down.weight", F, E);
+  vector(p + "ffn_gate.bias", F, false, L.b_gate);
+  vector(p + "ffn_up.bias", F, false, L.b_up);
+  vector(p + "ffn_down.bias", E, false, L.b_down);
+  vector(p + "post_ffw_norm.weight", E, ft.post_norms, L.ffn_post_norm);
 }
 
 // Hands every matrix to the backend, which copies it into its memory and layout where it
@@ -202,9 +319,7 @@ void Model::make_weights_resident() {
   };
   resident(tok_embd_, Backend::WeightUse::Lookups);
   for (Layer& L : layers_) {
-    for (WeightView* w : {&L.wq, &L.wk, &L.wv, &L.wo, &L.gate, &L.up, &L.down}) {
-      resident(*w, Backend::WeightUse::Products);
-    }
+    for (WeightView* w : product_weights(L)) resident(*w, Backend::WeightUse::Products);
   }
   resident(output_, Backend::WeightUse::Products);
   // What passes still read from the mapping: the embedding rows (looked up) and any product
@@ -215,8 +330,8 @@ void Model::make_weights_resident() {
     return std::span<const uint8_t>(w.data, w.row_bytes * static_cast<size_t>(w.rows));
   };
   in_place.push_back(bytes_of(tok_embd_));
-  for (const Layer& L : layers_) {
-    for (const WeightView* w : {&L.wq, &L.wk, &L.wv, &L.wo, &L.gate, &L.up, &L.down}) {
+  for (Layer& L : layers_) {
+    for (const WeightView* w : product_weights(L)) {
       if (!w->packed) in_place.push_back(bytes_of(*w));
     }
   }
@@ -244,8 +359,10 @@ const float* Model::forward(const ForwardBatch& b, KvStorage& kv, ForwardScratch
   be.upload(s.positions, s.host_positions.data(), n);
   if (b.mask) be.upload(s.mask, b.mask, static_cast<size_t>(n) * kv_len);
 
+  const ArchFeatures& ft = hp.features;
   const DevicePtr<float> x = s.x, xb = s.xb;
   be.get_rows(tok_embd_, s.tokens, n, x);
+  if (ft.embedding_scale != 0) be.scale(x, nE, ft.embedding_scale);
 
   AttentionArgs att;
   att.q = s.q;
@@ -254,13 +371,21 @@ const float* Model::forward(const ForwardBatch& b, KvStorage& kv, ForwardScratch
   att.kv_len = kv_len;
   att.q_pos = s.positions;
   if (b.mask) att.mask = s.mask;
-  att.scale = 1.0f / std::sqrt(static_cast<float>(hp.head_dim));
+  att.scale = ft.attention_scale != 0 ? ft.attention_scale
+                                      : 1.0f / std::sqrt(static_cast<float>(hp.head_dim));
+  att.softcap = ft.attn_softcap;
   att.out = s.att;
+  // Where llama.cpp scales Q itself (phi3, gemma), the scores are left unscaled.
+  const float q_scale = ft.scale_q ? att.scale : 1.0f;
+  if (ft.scale_q) att.scale = 1.0f;
+  RopeParams swa_rope = hp.rope;
+  swa_rope.freq_base = ft.rope_freq_base_swa;
+  swa_rope.freq_scale = ft.rope_freq_scale_swa;
 
   for (int l = 0; l < hp.n_layer; ++l) {
     const Layer& L = layers_[l];
     // Attention block.
-    be.rms_norm(x, L.attn_norm, n, E, hp.rms_eps, xb);
+    norm(x, L.attn_norm, L.attn_norm_b, n, xb);
     {
       // One activation preparation and one parallel job for Q, K and V.
       const WeightView* w[3] = {&L.wq, &L.wk, &L.wv};
@@ -272,37 +397,85 @@ const float* Model::forward(const ForwardBatch& b, KvStorage& kv, ForwardScratch
     if (L.bv) be.add_bias(s.v, L.bv, n, hp.v_dim());
     if (L.q_norm) be.rms_norm(s.q, L.q_norm, n * hp.n_head, hp.head_dim, hp.rms_eps, s.q);
     if (L.k_norm) be.rms_norm(s.k, L.k_norm, n * hp.n_head_kv, hp.head_dim, hp.rms_eps, s.k);
-    be.rope(s.q, n, hp.n_head, hp.head_dim, s.positions, hp.rope);
-    be.rope(s.k, n, hp.n_head_kv, hp.head_dim, s.positions, hp.rope);
+    const bool swa = ft.is_swa(l);
+    const RopeParams& rope = swa ? swa_rope : hp.rope;
+    be.rope(s.q, n, hp.n_head, hp.head_dim, s.positions, rope);
+    be.rope(s.k, n, hp.n_head_kv, hp.head_dim, s.positions, rope);
+    if (ft.scale_q) be.scale(s.q, static_cast<size_t>(n) * hp.q_dim(), q_scale);
     kv.store(l, b.pos, n, s.k, s.v);
     att.layer = l;
+    att.window = swa ? ft.sliding_window : 0;
     be.attention(kv, att);
     be.matmul(L.wo, s.att, n, xb);
+    if (L.bo) be.add_bias(xb, L.bo, n, E);
+    if (L.attn_post_norm) be.rms_norm(xb, L.attn_post_norm, n, E, hp.rms_eps, xb);
+    if (ft.residual_scale != 0) be.scale(xb, nE, ft.residual_scale);
     be.add(x, xb, nE);
 
-    // Feed-forward block (SwiGLU).
-    be.rms_norm(x, L.ffn_norm, n, E, hp.rms_eps, xb);
-    {
-      const WeightView* w[2] = {&L.gate, &L.up};
-      const DevicePtr<float> y[2] = {s.gate, s.up};
-      be.matmul_multi(w, y, 2, xb, n);
-    }
-    be.swiglu(s.gate, s.up, n, hp.n_ff);
-    be.matmul(L.down, s.gate, n, xb);
-    be.add(x, xb, nE);
+    // Feed-forward block.
+    norm(x, L.ffn_norm, L.ffn_norm_b, n, xb);
+    ffn(L, s, n);
   }
 
   const int rows = b.all_logits ? n : 1;
   const DevicePtr<float> last = b.all_logits ? x : x + static_cast<size_t>(n - 1) * E;
-  be.rms_norm(last, output_norm_, rows, E, hp.rms_eps, xb);
+  norm(last, output_norm_, output_norm_b_, rows, xb);
   be.matmul(output_, xb, rows, s.logits);
+  const size_t n_logits = static_cast<size_t>(rows) * hp.n_vocab;
+  if (ft.logit_scale != 0) be.scale(s.logits, n_logits, 1.0f / ft.logit_scale);
+  if (ft.final_softcap != 0) be.softcap(s.logits, n_logits, ft.final_softcap);
   be.end_pass();
   const DevicePtr<const float> logits = s.logits;
   if (const void* host = be.host_address(logits)) return static_cast<const float*>(host);
-  const size_t count = static_cast<size_t>(rows) * hp.n_vocab;
-  if (s.staging.size() < count) s.staging.resize(count);
-  be.download(s.staging.data(), logits, count);
+  if (s.staging.size() < n_logits) s.staging.resize(n_logits);
+  be.download(s.staging.data(), logits, n_logits);
   return s.staging.data();
+}
+
+}  // namespace leapfrog
+
+namespace leapfrog {
+
+void Model::norm(DevicePtr<const float> x, const Vec& w, const Vec& b, int n,
+                 DevicePtr<float> y) const {
+  if (hp_.features.norm == NormKind::Layer) {
+    backend_->layer_norm(x, w, b, n, hp_.n_embd, hp_.rms_eps, y);
+  } else {
+    backend_->rms_norm(x, w, n, hp_.n_embd, hp_.rms_eps, y);
+  }
+}
+
+void Model::ffn(const Layer& L, ForwardScratch& s, int n) const {
+  Backend& be = *backend_;
+  if (hp_.moe()) {
+    // The experts' weighted outputs go straight into the residual stream.
+    moe_ffn(be, hp_, L.moe, s.xb, n, s.x, *s.moe);
+    return;
+  }
+  const int F = hp_.n_ff;
+  if (hp_.features.ffn == FfnKind::Gelu) {
+    be.matmul(L.up, s.xb, n, s.up);
+    if (L.b_up) be.add_bias(s.up, L.b_up, n, F);
+    be.gelu(s.up, static_cast<size_t>(n) * F);
+    be.matmul(L.down, s.up, n, s.xb);
+  } else {
+    const WeightView* w[2] = {&L.gate, &L.up};
+    const DevicePtr<float> y[2] = {s.gate, s.up};
+    be.matmul_multi(w, y, 2, s.xb, n);
+    if (L.b_gate) be.add_bias(s.gate, L.b_gate, n, F);
+    if (L.b_up) be.add_bias(s.up, L.b_up, n, F);
+    if (hp_.features.ffn == FfnKind::GeluGated) {
+      be.geglu(s.gate, s.up, n, F);
+    } else {
+      be.swiglu(s.gate, s.up, n, F);
+    }
+    be.matmul(L.down, s.gate, n, s.xb);
+  }
+  if (L.b_down) be.add_bias(s.xb, L.b_down, n, hp_.n_embd);
+  const size_t nE = static_cast<size_t>(n) * hp_.n_embd;
+  if (L.ffn_post_norm) be.rms_norm(s.xb, L.ffn_post_norm, n, hp_.n_embd, hp_.rms_eps, s.xb);
+  if (hp_.features.residual_scale != 0) be.scale(s.xb, nE, hp_.features.residual_scale);
+  be.add(s.x, s.xb, nE);
 }
 
 }  // namespace leapfrog

@@ -1,4 +1,5 @@
-// A loaded decoder-only transformer (llama / qwen2 / qwen3 graphs) and its forward pass.
+// A loaded decoder-only transformer (the llama graph and its variations: model/arch.h) and
+// its forward pass.
 // Weights stay in the GGUF mapping; only the small 1-D tensors (norms, biases) are copied
 // to f32. The graph calls the Backend interface and never touches a kernel directly.
 // A Model is immutable after load: several sessions (and threads) may share it.
@@ -10,6 +11,7 @@
 #include "backend/backend.h"
 #include "gguf/gguf_file.h"
 #include "model/hparams.h"
+#include "model/moe_ffn.h"
 
 namespace leapfrog {
 
@@ -20,6 +22,7 @@ class Model;
 class ForwardScratch {
  public:
   ForwardScratch(const Model& model, int max_batch, int n_ctx);
+  ~ForwardScratch();
   int max_batch() const { return max_batch_; }
 
  private:
@@ -31,6 +34,7 @@ class ForwardScratch {
   DevicePtr<uint8_t> mask;              // max_batch x n_ctx
   std::vector<int32_t> host_positions;  // the positions as uploaded
   std::vector<float> staging;           // logits copied to the host (GPU backends)
+  std::unique_ptr<MoeScratch> moe;      // mixture-of-experts models only
 };
 
 // One forward call: tokens [0, n) written to KV slots [pos, pos + n).
@@ -45,6 +49,10 @@ struct ForwardBatch {
   // Logits for every row (n x n_vocab: verifying a draft) or only the last (1 x n_vocab).
   bool all_logits = false;
 };
+
+// Why `be` cannot run a model of `hp` (a backend without the mixture-of-experts ops, or
+// without the ops of the architectures beyond llama), or "" when it can.
+std::string backend_refusal(const ModelHParams& hp, const Backend& be);
 
 class Model {
  public:
@@ -67,21 +75,37 @@ class Model {
   using Vec = DevicePtr<const float>;
   struct Layer {
     Vec attn_norm, ffn_norm, q_norm, k_norm, bq, bk, bv;
-    WeightView wq, wk, wv, wo, gate, up, down;
+    WeightView wq, wk, wv, wo, gate, up, down;  // gate/up/down: dense FFN only
+    MoeWeights moe;                             // mixture-of-experts FFN only
+    // Beyond llama (model/arch_features.h): norm biases, output/FFN biases, gemma's
+    // post-branch norms.
+    Vec attn_norm_b, ffn_norm_b, bo, b_gate, b_up, b_down, attn_post_norm, ffn_post_norm;
   };
+  // The layer's weights that are products (dense and expert), for residency.
+  static std::vector<WeightView*> product_weights(Layer& L);
   Model() = default;
   void load_tensors();
   WeightView matrix(const std::string& name, int64_t cols, int64_t rows);
+  // A 3-D expert tensor (GGUF shape [cols, rows, experts]) as one 2-D slice per expert.
+  std::vector<WeightView> expert_matrices(const std::string& name, int64_t cols, int64_t rows,
+                                          int64_t experts);
   // Queues a 1-D tensor for upload; `slot` is set by upload_vectors().
   void vector(const std::string& name, int64_t len, bool required, Vec& slot);
   void upload_vectors();
+  void load_attention(const std::string& p, Layer& L);
+  void load_ffn(const std::string& p, Layer& L);
+  // The norm of the architecture (RMS or LayerNorm) over rows of n_embd.
+  void norm(DevicePtr<const float> x, const Vec& w, const Vec& b, int n, DevicePtr<float> y) const;
+  // The feed-forward branch of layer L on the normalised xb (n rows), added into the
+  // residual stream x (xb is clobbered): dense, or the mixture of experts (moe_ffn.h).
+  void ffn(const Layer& L, ForwardScratch& s, int n) const;
   void make_weights_resident();
 
   std::unique_ptr<GgufFile> file_;
   std::shared_ptr<Backend> backend_;
   ModelHParams hp_;
   WeightView tok_embd_, output_;
-  Vec output_norm_;
+  Vec output_norm_, output_norm_b_;
   std::vector<Layer> layers_;
   std::vector<std::unique_ptr<DeviceBuffer>> weight_memory_;  // backend copies of the matrices
   std::unique_ptr<DeviceBuffer> vector_memory_;               // every 1-D tensor, f32

@@ -25,6 +25,21 @@ inline __m256i load256(const void* p) {
   return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
 }
 
+inline int hsum_i32(__m256i v) {
+  __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4E));
+  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xB1));
+  return _mm_cvtsi128_si32(s);
+}
+
+// 16 bytes of a 32-value block -> its 32 nibbles: the low ones (elements 0..15), then the
+// high ones (16..31), the layout of Q4_0, Q4_1, Q5_x and IQ4_NL.
+inline __m256i unpack_nibbles(const uint8_t* p) {
+  const __m128i t = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+  const __m128i m = _mm_set1_epi8(0xF);
+  return _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(t, 4), m), _mm_and_si128(t, m));
+}
+
 }  // namespace
 
 }  // namespace leapfrog::cpu::avx2

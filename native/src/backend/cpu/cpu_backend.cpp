@@ -32,6 +32,35 @@ uint8_t* act_buffer(size_t bytes) {
 // Rows per packed group, at most (kernels.h, Kernels::Packed): work is split in multiples.
 constexpr int64_t kMaxPackGroup = 16;
 
+// Output rows [r0, r1) of weight j: one task of a product job.
+struct RowTask {
+  int j;
+  int64_t r0, r1;
+};
+
+// Splits the output rows of the weights (those with rows to compute: ns[j] > 0, or all when
+// ns is null) into chunks, a few per thread (dynamic hand-out evens out stragglers), each a
+// multiple of 16 rows (the packed layouts' groups). Returns the rows in all.
+int64_t split_rows(const WeightView* const* ws, const int* ns, int count, int threads,
+                   std::vector<RowTask>& tasks) {
+  int64_t total_rows = 0;
+  for (int j = 0; j < count; ++j) {
+    if (!ns || ns[j] > 0) total_rows += ws[j]->rows;
+  }
+  const int64_t target_chunks = int64_t(threads) * 8;
+  int64_t chunk = (total_rows + target_chunks - 1) / target_chunks;
+  chunk =
+      std::max<int64_t>(kMaxPackGroup, (chunk + kMaxPackGroup - 1) / kMaxPackGroup * kMaxPackGroup);
+  tasks.clear();
+  for (int j = 0; j < count; ++j) {
+    if (ns && ns[j] <= 0) continue;
+    for (int64_t r = 0; r < ws[j]->rows; r += chunk) {
+      tasks.push_back({j, r, std::min(ws[j]->rows, r + chunk)});
+    }
+  }
+  return total_rows;
+}
+
 // Host memory: what the CPU backend's tensors live in.
 class HostBuffer final : public DeviceBuffer {
  public:
@@ -125,40 +154,78 @@ void CpuBackend::matmul_host(const WeightView* const* ws, float* const* ys, int 
                     [&](int i, int) { quant(x + i * cols, act + i * arb, cols); });
   }
 
-  // Split the output rows of all weights into chunks, a few per thread (dynamic hand-out
-  // evens out stragglers), each a multiple of 16 rows (the packed layouts' groups). Each
-  // weight row is read from memory once and reused for all n activation rows.
-  int64_t total_rows = 0;
-  for (int j = 0; j < count; ++j) total_rows += ws[j]->rows;
-  const int64_t target_chunks = int64_t(pool_.size()) * 8;
-  int64_t chunk = (total_rows + target_chunks - 1) / target_chunks;
-  chunk =
-      std::max<int64_t>(kMaxPackGroup, (chunk + kMaxPackGroup - 1) / kMaxPackGroup * kMaxPackGroup);
-  struct Task {
-    int j;
-    int64_t r0, r1;
-  };
-  thread_local std::vector<Task> tasks;
-  tasks.clear();
-  for (int j = 0; j < count; ++j) {
-    for (int64_t r = 0; r < ws[j]->rows; r += chunk) {
-      tasks.push_back({j, r, std::min(ws[j]->rows, r + chunk)});
-    }
-  }
-  const Task* tk = tasks.data();
+  // Each weight row is read from memory once and reused for all n activation rows.
+  thread_local std::vector<RowTask> tasks;
+  const int64_t total_rows = split_rows(ws, nullptr, count, pool_.size(), tasks);
+  const RowTask* tk = tasks.data();
   pool_.run_sized(static_cast<int>(tasks.size()), double(total_rows) * cols * n, [&](int t, int) {
-    const Task& task = tk[t];
-    const WeightView& w = *ws[task.j];
-    const int slot = cpu::kernel_slot(w.type);
-    if (w.packed) {
-      const cpu::Kernels::Packed& p = k_->packed[slot];
-      const size_t group_bytes = p.group_bytes ? p.group_bytes(w.cols) : w.row_bytes * p.group;
-      p.gemm(w.packed + task.r0 / p.group * group_bytes, group_bytes, task.r1 - task.r0, act, arb,
-             n, ys[task.j] + task.r0, w.rows, cols);
-    } else {
-      k_->gemm[slot](w.row(task.r0), w.row_bytes, task.r1 - task.r0, act, arb, n,
-                     ys[task.j] + task.r0, w.rows, cols);
+    const RowTask& task = tk[t];
+    gemm_rows(*ws[task.j], task.r0, task.r1, act, arb, n, ys[task.j]);
+  });
+}
+
+void CpuBackend::gemm_rows(const WeightView& w, int64_t r0, int64_t r1, const uint8_t* act,
+                           size_t arb, int n, float* y) const {
+  const int slot = cpu::kernel_slot(w.type);
+  if (w.packed) {
+    const cpu::Kernels::Packed& p = k_->packed[slot];
+    const size_t group_bytes = p.group_bytes ? p.group_bytes(w.cols) : w.row_bytes * p.group;
+    p.gemm(w.packed + r0 / p.group * group_bytes, group_bytes, r1 - r0, act, arb, n, y + r0, w.rows,
+           w.cols);
+  } else {
+    k_->gemm[slot](w.row(r0), w.row_bytes, r1 - r0, act, arb, n, y + r0, w.rows, w.cols);
+  }
+}
+
+// The experts of one MoE layer: every input prepared in one job (an input shared by
+// consecutive weights, like an expert's gate and up, once), then every weight's rows in
+// one job. Per row the same kernels as matmul, so the results are matmul's, bit for bit.
+void CpuBackend::matmul_grouped(const WeightView* const* ws, const DevicePtr<const float>* xs,
+                                const int* ns, const DevicePtr<float>* ys, int count) {
+  if (count <= 0) return;
+  const int64_t cols = ws[0]->cols;
+  const ActFormat fmt = cpu::act_format_for(ws[0]->type);
+  bool uniform = !reference_;
+  for (int j = 0; j < count && uniform; ++j) {
+    const int slot = cpu::kernel_slot(ws[j]->type);
+    uniform = slot >= 0 && k_->gemm[slot] && ws[j]->cols == cols &&
+              cpu::act_format_for(ws[j]->type) == fmt;
+  }
+  if (!uniform) {
+    Backend::matmul_grouped(ws, xs, ns, ys, count);
+    return;
+  }
+  const size_t arb = cpu::act_row_bytes(fmt, cols);
+  // Where each weight's prepared rows start in the activation buffer.
+  thread_local std::vector<int> first;
+  thread_local std::vector<const float*> row_src;  // the f32 row behind each prepared row
+  first.resize(count);
+  row_src.clear();
+  for (int j = 0; j < count; ++j) {
+    if (j > 0 && xs[j].get() == xs[j - 1].get() && ns[j] == ns[j - 1]) {
+      first[j] = first[j - 1];
+      continue;
     }
+    first[j] = static_cast<int>(row_src.size());
+    for (int i = 0; i < ns[j]; ++i) row_src.push_back(xs[j].get() + i * cols);
+  }
+  const int rows_in = static_cast<int>(row_src.size());
+  uint8_t* act = act_buffer(arb * std::max(rows_in, 1));
+  const cpu::QuantizeFn quant = k_->quantize[static_cast<int>(fmt)];
+  const float* const* src = row_src.data();
+  pool_.run_sized(rows_in, double(rows_in) * cols * 8,
+                  [&](int i, int) { quant(src[i], act + i * arb, cols); });
+
+  double work = 0;
+  for (int j = 0; j < count; ++j) work += double(ws[j]->rows) * cols * ns[j];
+  thread_local std::vector<RowTask> tasks;
+  split_rows(ws, ns, count, pool_.size(), tasks);
+  const RowTask* tk = tasks.data();
+  const int* fr = first.data();
+  pool_.run_sized(static_cast<int>(tasks.size()), work, [&](int t, int) {
+    const RowTask& task = tk[t];
+    gemm_rows(*ws[task.j], task.r0, task.r1, act + fr[task.j] * arb, arb, ns[task.j],
+              ys[task.j].get());
   });
 }
 
@@ -231,14 +298,20 @@ void CpuBackend::rope(DevicePtr<float> x_d, int n, int n_heads, int head_dim,
   const int32_t* pos = pos_d.get();
   const int n_dims = p.n_dims;
   const float theta_scale = std::pow(p.freq_base, -2.0f / n_dims);
+  const YarnCorrDims corr = p.ext_factor != 0 ? yarn_corr_dims(p) : YarnCorrDims{};
+  const float mscale = rope_mscale(p);
   std::vector<float> cs(n_dims);  // cos, sin per rotated pair for this position
   for (int i = 0; i < n; ++i) {
     // Angles by repeated multiplication in float, as llama.cpp computes them.
     float theta = static_cast<float>(pos[i]);
     for (int d = 0; d < n_dims; d += 2) {
-      const float t = p.freq_scale * theta;
-      cs[d] = std::cos(t);
-      cs[d + 1] = std::sin(t);
+      float t = p.freq_scale * theta;
+      if (p.ext_factor != 0) {
+        const float mix = yarn_ramp(corr, d) * p.ext_factor;
+        t = t * (1 - mix) + theta * mix;
+      }
+      cs[d] = std::cos(t) * mscale;
+      cs[d + 1] = std::sin(t) * mscale;
       theta *= theta_scale;
     }
     for (int h = 0; h < n_heads; ++h) {
@@ -277,6 +350,27 @@ void CpuBackend::add(DevicePtr<float> x_d, DevicePtr<const float> y_d, size_t co
   float* x = x_d.get();
   const float* y = y_d.get();
   for (size_t i = 0; i < count; ++i) x[i] += y[i];
+}
+
+void CpuBackend::gather_rows(DevicePtr<const float> x_d, DevicePtr<const int32_t> rows_d, int n,
+                             int dim, DevicePtr<float> out_d) {
+  const int32_t* rows = rows_d.get();
+  for (int i = 0; i < n; ++i) {
+    std::memcpy(out_d.get() + static_cast<size_t>(i) * dim,
+                x_d.get() + static_cast<size_t>(rows[i]) * dim, dim * sizeof(float));
+  }
+}
+
+void CpuBackend::scatter_add_rows(DevicePtr<const float> x_d, DevicePtr<const int32_t> rows_d,
+                                  DevicePtr<const float> w_d, int n, int dim,
+                                  DevicePtr<float> y_d) {
+  const int32_t* rows = rows_d.get();
+  const float* w = w_d.get();
+  for (int i = 0; i < n; ++i) {
+    const float* xr = x_d.get() + static_cast<size_t>(i) * dim;
+    float* yr = y_d.get() + static_cast<size_t>(rows[i]) * dim;
+    for (int c = 0; c < dim; ++c) yr[c] += w[i] * xr[c];
+  }
 }
 
 void CpuBackend::softmax(float* x, int n, int dim) {
@@ -318,7 +412,8 @@ void CpuBackend::attention(KvStorage& kv_base, const AttentionArgs& args) {
   const cpu::QuantizeFn to_f16 = k_->quantize[static_cast<int>(ActFormat::F16)];
 
   const double work = double(a.n) * a.n_heads * hd * 2 * (a.kv_len);
-  if (k_->attend && hd % 8 == 0 && hd <= 256) {
+  // Soft-capped scores and sliding windows (gemma) take the generic loop below.
+  if (k_->attend && hd % 8 == 0 && hd <= 256 && args.softcap == 0 && args.window == 0) {
     // Tasks of up to 4 query rows x one KV head's group of query heads: the kernel converts
     // each cached key and value once for all of them.
     constexpr int kRowsPerTask = 4;
@@ -362,26 +457,30 @@ void CpuBackend::attention(KvStorage& kv_base, const AttentionArgs& args) {
     to_f16(a.q + static_cast<size_t>(i) * q_dim + h * hd, q16, hd);
     const uint8_t* mask = a.mask ? a.mask + static_cast<size_t>(i) * a.kv_len : nullptr;
     const int limit = mask ? a.kv_len : std::min(a.kv_len, a.q_pos[i] + 1);
+    // A sliding window hides the slots more than window-1 positions back: start after them.
+    const int first = args.window > 0 ? std::max(0, a.q_pos[i] - args.window + 1) : 0;
+    const float cap = args.softcap, inv_cap = cap > 0 ? 1.0f / cap : 0.0f;
 
     float mx = -INFINITY;
-    for (int j = 0; j < limit; ++j) {
+    for (int j = first; j < limit; ++j) {
       if (mask && !mask[j]) {
         scores[j] = -INFINITY;
         continue;
       }
       scores[j] = dot16(kv.k(a.layer, j) + kvh * hd, q16, hd) * a.scale;
+      if (cap > 0) scores[j] = std::tanh(scores[j] * inv_cap) * cap;  // as ggml: scale, tanh, scale
       mx = std::max(mx, scores[j]);
     }
     float* out = a.out + static_cast<size_t>(i) * q_dim + h * hd;
     std::fill(out, out + hd, 0.0f);
     if (mx == -INFINITY) return;  // nothing visible: zero output
     double sum = 0;
-    for (int j = 0; j < limit; ++j) {
+    for (int j = first; j < limit; ++j) {
       scores[j] = scores[j] == -INFINITY ? 0.0f : std::exp(scores[j] - mx);
       sum += scores[j];
     }
     const float inv = static_cast<float>(1.0 / sum);
-    for (int j = 0; j < limit; ++j) {
+    for (int j = first; j < limit; ++j) {
       if (scores[j] != 0) k_->axpy_f16(scores[j] * inv, kv.v(a.layer, j) + kvh * hd, out, hd);
     }
   });

@@ -52,6 +52,22 @@ class CpuBackend final : public Backend {
   void add(DevicePtr<float> x, DevicePtr<const float> y, size_t count) override;
   std::unique_ptr<KvStorage> create_kv(const KvLayout& layout) override;
   void attention(KvStorage& kv, const AttentionArgs& args) override;
+  bool supports_moe() const override { return true; }
+  void gather_rows(DevicePtr<const float> x, DevicePtr<const int32_t> rows, int n, int dim,
+                   DevicePtr<float> out) override;
+  void scatter_add_rows(DevicePtr<const float> x, DevicePtr<const int32_t> rows,
+                        DevicePtr<const float> weights, int n, int dim,
+                        DevicePtr<float> y) override;
+  void matmul_grouped(const WeightView* const* w, const DevicePtr<const float>* x, const int* n,
+                      const DevicePtr<float>* y, int count) override;
+  // The ops beyond llama's (cpu_arch_ops.cpp).
+  bool supports_arch_ops() const override { return true; }
+  void layer_norm(DevicePtr<const float> x, DevicePtr<const float> w, DevicePtr<const float> b,
+                  int n, int dim, float eps, DevicePtr<float> y) override;
+  void gelu(DevicePtr<float> x, size_t count) override;
+  void geglu(DevicePtr<float> gate, DevicePtr<const float> up, int n, int dim) override;
+  void scale(DevicePtr<float> x, size_t count, float s) override;
+  void softcap(DevicePtr<float> x, size_t count, float cap) override;
 
   // Host-memory conveniences of the CPU alone (host memory is this backend's memory).
   void matmul(const WeightView& w, const float* x, int n, float* y) {
@@ -66,6 +82,9 @@ class CpuBackend final : public Backend {
  private:
   void matmul_reference(const WeightView& w, const float* x, int n, float* y);
   void matmul_host(const WeightView* const* w, float* const* y, int count, const float* x, int n);
+  // Rows [r0, r1) of w times n prepared activation rows (act, arb bytes each) into y.
+  void gemm_rows(const WeightView& w, int64_t r0, int64_t r1, const uint8_t* act, size_t arb, int n,
+                 float* y) const;
 
   const cpu::Kernels* k_;
   bool reference_;

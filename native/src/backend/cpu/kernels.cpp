@@ -109,7 +109,13 @@ ActFormat act_format_for(GgmlType t) {
     case GgmlType::Q8_0:
     case GgmlType::Q4_0:
     case GgmlType::Q5_0:
+    case GgmlType::Q4_1:  // llama.cpp takes Q8_1 (Q8_0 plus d * sum): see kernels_scalar_lowbit
+    case GgmlType::Q5_1:
+    case GgmlType::IQ4_NL:
       return ActFormat::Q8_0;
+    case GgmlType::Q2_K:
+    case GgmlType::Q3_K:
+    case GgmlType::IQ4_XS:
     case GgmlType::Q4_K:
     case GgmlType::Q5_K:
     case GgmlType::Q6_K:
@@ -154,6 +160,18 @@ int kernel_slot(GgmlType t) {
       return 7;
     case GgmlType::Q5_0:
       return 8;
+    case GgmlType::Q4_1:
+      return 9;
+    case GgmlType::Q5_1:
+      return 10;
+    case GgmlType::IQ4_NL:
+      return 11;
+    case GgmlType::Q2_K:
+      return 12;
+    case GgmlType::Q3_K:
+      return 13;
+    case GgmlType::IQ4_XS:
+      return 14;
     default:
       return -1;
   }

@@ -56,15 +56,18 @@ using QuantizeFn = void (*)(const float* x, void* dst, int64_t n);
 using GemmFn = void (*)(const uint8_t* w, size_t w_stride, int64_t rows, const uint8_t* a,
                         size_t a_stride, int n, float* y, size_t ldy, int64_t cols);
 
+// Slots of Kernels::dot, gemm and packed (kernel_slot numbers the weight types).
+constexpr int kKernelSlots = 15;
+
 struct Kernels {
   Isa isa;
   // Indexed by ActFormat.
   QuantizeFn quantize[5];
   // Indexed by kernel_slot(type); null when the type is unsupported. dot(w, a) equals the
   // gemm result for that row and activation, bit for bit.
-  DotFn dot[9];
+  DotFn dot[kKernelSlots];
   // Indexed like dot; never null where dot is not.
-  GemmFn gemm[9];
+  GemmFn gemm[kKernelSlots];
   // y[0..n) += a * v[0..n), v in f16 (attention's weighted sum of values).
   void (*axpy_f16)(float a, const uint16_t* v, float* y, int64_t n);
   // Softmax attention for one task (head_dim a multiple of 8, at most 256), or null: then the
@@ -83,7 +86,7 @@ struct Kernels {
     // Bytes of one packed group of `cols` inputs, when the layout is not group * row_bytes
     // (a layout may keep unpacked scales beside the quants).
     size_t (*group_bytes)(int64_t cols) = nullptr;
-  } packed[9];
+  } packed[kKernelSlots];
 };
 
 // A gemm made of dot calls (the scalar path, and types without a tiled kernel).

@@ -20,6 +20,7 @@ namespace {
 
 using avx2::h2f;
 using avx2::hsum;
+using avx2::unpack_nibbles;
 
 // ---- activation preparation -------------------------------------------------------------
 
@@ -150,12 +151,6 @@ float dot_16bit(const void* w, const void* a, int64_t n) {
   return s;
 }
 
-inline __m256i unpack_nibbles(const uint8_t* p) {  // 16 bytes -> low nibbles, then high
-  const __m128i t = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-  const __m128i m = _mm_set1_epi8(0xF);
-  return _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(t, 4), m), _mm_and_si128(t, m));
-}
-
 // ---- tiled integer matrix products ---------------------------------------------------------
 //
 // Q8_0 / Q4_0: a tile of R weight rows x C activation rows keeps R*C accumulators in
@@ -246,6 +241,7 @@ const Kernels* kernels_avx2() {
     t.gemm[4] = gemm_tiled<TileQ8_0<true>, kQK>;
     t.axpy_f16 = axpy_f16;
     avx2::install_kquant(t);
+    avx2::install_lowbit(t);
     avx2::install_attention(t);
     avx2::install_packed(t);
     return t;

@@ -1,18 +1,19 @@
-// The integer kernels of the arm64 path (Q8_0, Q4_0, Q5_0, Q4_K, Q5_K, Q6_K weights times
-// 8-bit activations), written once over a 16-byte int8 dot primitive I8::dot(acc, a, b):
-// lane i of acc gains a[4i..4i+3] . b[4i..4i+3]. kernels_neon.cpp instantiates them with
-// plain NEON (vmull_s8), kernels_neon_dotprod.cpp, compiled for the dot-product extension,
-// with vdotq_s32. Both primitives split the bytes over lanes the same way, so the two
-// tables give bit-identical results. Everything here has internal linkage: the +dotprod
-// copies must never stand in for the plain ones at link time.
+// The integer kernels of the arm64 path (Q8_0, Q4_0, Q5_0, Q4_1, Q5_1, IQ4_NL, Q4_K, Q5_K,
+// Q6_K, Q2_K, Q3_K and IQ4_XS weights times 8-bit activations), written once over a 16-byte
+// int8 dot primitive I8::dot(acc, a, b): lane i of acc gains a[4i..4i+3] . b[4i..4i+3].
+// kernels_neon.cpp instantiates them with plain NEON (vmull_s8), kernels_neon_dotprod.cpp,
+// compiled for the dot-product extension, with vdotq_s32. Both primitives split the bytes over
+// lanes the same way, so the two tables give bit-identical results. Everything here has
+// internal linkage: the +dotprod copies must never stand in for the plain ones at link time.
 //
-// Integer sums equal the scalar kernels' (kernels_scalar.cpp). Float operations per
-// (weight row, activation row) pair are one fixed chain whatever the tile or batch, so
-// gemm rows are bit-identical to dot() and to one-token products.
+// Integer sums equal the scalar kernels' (kernels_scalar.cpp, kernels_scalar_lowbit.cpp). Float
+// operations per (weight row, activation row) pair are one fixed chain whatever the tile or batch,
+// so gemm rows are bit-identical to dot() and to one-token products.
 #pragma once
 #include <arm_neon.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include "backend/cpu/kernels.h"
@@ -28,27 +29,53 @@ inline float h2f(uint16_t h) {
   return static_cast<float>(v);
 }
 
-// ---- Q8_0 / Q4_0 / Q5_0: 32-value blocks with one f16 scale --------------------------------
+// ---- Q8_0 / Q4_0 / Q5_0 / Q4_1 / Q5_1 / IQ4_NL: 32-value blocks with one f16 scale --------
 
-enum class QType { Q8_0, Q4_0, Q5_0 };
+enum class QType { Q8_0, Q4_0, Q5_0, Q4_1, Q5_1, IQ4_NL };
 
-// A weight block as 32 signed values (elements 0..15 in lo, 16..31 in hi) and its scale.
+// Q4_1 and Q5_1 add an offset m per block: its product is m * s, s the activation block's
+// d * sum rounded through f16 (llama.cpp's Q8_1), as kernels_scalar_lowbit.cpp forms it.
+template <QType T>
+constexpr bool has_min() {
+  return T == QType::Q4_1 || T == QType::Q5_1;
+}
+
+// A weight block as 32 signed values (elements 0..15 in lo, 16..31 in hi), its scale and
+// (Q4_1/Q5_1) its offset.
 struct W32 {
   int8x16_t lo, hi;
-  float d;
+  float d, m;
 };
 
 template <QType T>
 constexpr size_t block_bytes() {
   return T == QType::Q8_0   ? sizeof(BlockQ8_0)
          : T == QType::Q4_0 ? sizeof(BlockQ4_0)
-                            : sizeof(BlockQ5_0);
+         : T == QType::Q5_0 ? sizeof(BlockQ5_0)
+         : T == QType::Q4_1 ? sizeof(BlockQ4_1)
+         : T == QType::Q5_1 ? sizeof(BlockQ5_1)
+                            : sizeof(BlockIQ4_NL);
+}
+
+// The fifth bits of a Q5 block (bit j of qh for element j), as 16 in bytes of lo / hi.
+inline void fifth_bits(const uint8_t* qh_bytes, uint8x16_t& h_lo, uint8x16_t& h_hi) {
+  // Spread qh's bytes so byte j of a vector holds qh byte j / 8, then test bit j % 8.
+  uint32_t qh;
+  std::memcpy(&qh, qh_bytes, 4);
+  const uint8x16_t qh4 = vreinterpretq_u8_u32(vdupq_n_u32(qh));
+  const uint8x16_t idx_lo = {0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1};
+  const uint8x16_t idx_hi = {2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3};
+  const uint8x16_t bit = {1, 2, 4, 8, 16, 32, 64, 128, 1, 2, 4, 8, 16, 32, 64, 128};
+  const uint8x16_t sixteen = vdupq_n_u8(16);
+  h_lo = vandq_u8(vtstq_u8(vqtbl1q_u8(qh4, idx_lo), bit), sixteen);
+  h_hi = vandq_u8(vtstq_u8(vqtbl1q_u8(qh4, idx_hi), bit), sixteen);
 }
 
 template <QType T>
 inline W32 load_w32(const uint8_t* row, int64_t b) {
   const uint8_t* p = row + b * block_bytes<T>();
   W32 w;
+  w.m = 0;
   if constexpr (T == QType::Q8_0) {
     const BlockQ8_0* x = reinterpret_cast<const BlockQ8_0*>(p);
     w.lo = vld1q_s8(x->qs);
@@ -61,23 +88,37 @@ inline W32 load_w32(const uint8_t* row, int64_t b) {
     w.lo = vsubq_s8(vreinterpretq_s8_u8(vandq_u8(q, vdupq_n_u8(0xF))), eight);
     w.hi = vsubq_s8(vreinterpretq_s8_u8(vshrq_n_u8(q, 4)), eight);
     w.d = h2f(x->d);
-  } else {
+  } else if constexpr (T == QType::Q5_0) {
     const BlockQ5_0* x = reinterpret_cast<const BlockQ5_0*>(p);
     const uint8x16_t q = vld1q_u8(x->qs);
-    // Bit j of the 32-bit qh is the fifth bit of element j: spread qh's bytes so byte j of
-    // a vector holds qh byte j / 8, then test bit j % 8.
-    uint32_t qh;
-    std::memcpy(&qh, x->qh, 4);
-    const uint8x16_t qh4 = vreinterpretq_u8_u32(vdupq_n_u32(qh));
-    const uint8x16_t idx_lo = {0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1};
-    const uint8x16_t idx_hi = {2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3};
-    const uint8x16_t bit = {1, 2, 4, 8, 16, 32, 64, 128, 1, 2, 4, 8, 16, 32, 64, 128};
-    const uint8x16_t sixteen = vdupq_n_u8(16);
-    const uint8x16_t h_lo = vandq_u8(vtstq_u8(vqtbl1q_u8(qh4, idx_lo), bit), sixteen);
-    const uint8x16_t h_hi = vandq_u8(vtstq_u8(vqtbl1q_u8(qh4, idx_hi), bit), sixteen);
+    uint8x16_t h_lo, h_hi;
+    fifth_bits(x->qh, h_lo, h_hi);
     const int8x16_t off = vdupq_n_s8(16);
     w.lo = vsubq_s8(vreinterpretq_s8_u8(vorrq_u8(vandq_u8(q, vdupq_n_u8(0xF)), h_lo)), off);
     w.hi = vsubq_s8(vreinterpretq_s8_u8(vorrq_u8(vshrq_n_u8(q, 4), h_hi)), off);
+    w.d = h2f(x->d);
+  } else if constexpr (T == QType::Q4_1) {  // codes 0..15 as they are
+    const BlockQ4_1* x = reinterpret_cast<const BlockQ4_1*>(p);
+    const uint8x16_t q = vld1q_u8(x->qs);
+    w.lo = vreinterpretq_s8_u8(vandq_u8(q, vdupq_n_u8(0xF)));
+    w.hi = vreinterpretq_s8_u8(vshrq_n_u8(q, 4));
+    w.d = h2f(x->d);
+    w.m = h2f(x->m);
+  } else if constexpr (T == QType::Q5_1) {  // codes 0..31
+    const BlockQ5_1* x = reinterpret_cast<const BlockQ5_1*>(p);
+    const uint8x16_t q = vld1q_u8(x->qs);
+    uint8x16_t h_lo, h_hi;
+    fifth_bits(x->qh, h_lo, h_hi);
+    w.lo = vreinterpretq_s8_u8(vorrq_u8(vandq_u8(q, vdupq_n_u8(0xF)), h_lo));
+    w.hi = vreinterpretq_s8_u8(vorrq_u8(vshrq_n_u8(q, 4), h_hi));
+    w.d = h2f(x->d);
+    w.m = h2f(x->m);
+  } else {  // IQ4_NL: the nibbles index the 16 levels
+    const BlockIQ4_NL* x = reinterpret_cast<const BlockIQ4_NL*>(p);
+    const uint8x16_t q = vld1q_u8(x->qs);
+    const int8x16_t levels = vld1q_s8(kIq4NlValues);
+    w.lo = vqtbl1q_s8(levels, vandq_u8(q, vdupq_n_u8(0xF)));
+    w.hi = vqtbl1q_s8(levels, vshrq_n_u8(q, 4));
     w.d = h2f(x->d);
   }
   return w;
@@ -91,8 +132,9 @@ template <class I8, QType T, int R, int C>
 void tile_q8_0(const uint8_t* w, size_t ws, const uint8_t* a, size_t as, float* y, size_t ldy,
                int64_t nb) {
   float32x4_t acc[R][C];
+  float ms[R][C];  // Q4_1/Q5_1: the offsets' chain
   for (int r = 0; r < R; ++r)
-    for (int c = 0; c < C; ++c) acc[r][c] = vdupq_n_f32(0);
+    for (int c = 0; c < C; ++c) acc[r][c] = vdupq_n_f32(0), ms[r][c] = 0;
   for (int64_t b = 0; b < nb; ++b) {
     W32 wv[R];
     for (int r = 0; r < R; ++r) {
@@ -105,14 +147,19 @@ void tile_q8_0(const uint8_t* w, size_t ws, const uint8_t* a, size_t as, float* 
     for (int c = 0; c < C; ++c) {
       const ActQ8_0* ya = reinterpret_cast<const ActQ8_0*>(a + c * as) + b;
       const int8x16_t a0 = vld1q_s8(ya->qs), a1 = vld1q_s8(ya->qs + 16);
+      float sa = 0;
+      if constexpr (has_min<T>()) {
+        sa = static_cast<float>(static_cast<__fp16>(ya->d * static_cast<float>(ya->sum)));
+      }
       for (int r = 0; r < R; ++r) {
         const int32x4_t p = I8::dot(I8::dot(vdupq_n_s32(0), wv[r].lo, a0), wv[r].hi, a1);
         acc[r][c] = vfmaq_n_f32(acc[r][c], vcvtq_f32_s32(p), wv[r].d * ya->d);
+        if constexpr (has_min<T>()) ms[r][c] = std::fma(wv[r].m, sa, ms[r][c]);
       }
     }
   }
   for (int r = 0; r < R; ++r)
-    for (int c = 0; c < C; ++c) y[c * ldy + r] = vaddvq_f32(acc[r][c]);
+    for (int c = 0; c < C; ++c) y[c * ldy + r] = vaddvq_f32(acc[r][c]) + ms[r][c];
 }
 
 template <class I8, QType T, int R>
@@ -144,20 +191,28 @@ float dot_q8_0(const void* w, const void* a, int64_t n) {
   return out;
 }
 
-// ---- K-quants: 256-value super-blocks ------------------------------------------------------
+// ---- K-quants and IQ4_XS: 256-value super-blocks -------------------------------------------
 //
-// One weight row's super-block is unpacked once into sixteen vectors of unsigned quants
-// (vector m pairs with activations [16m, 16m + 16)) and integer scales, then multiplied with
-// the same super-block of every activation row of the batch. Per pair the integer sums are
-// reduced exactly and the float term is formed as the scalar kernel forms it.
+// One weight row's super-block is unpacked once into sixteen vectors of quants (vector m
+// pairs with activations [16m, 16m + 16)) and integer scales, then multiplied with the same
+// super-block of every activation row of the batch. Per pair the integer sums are reduced
+// exactly and the float term is formed as the scalar kernel forms it (kernels_scalar.cpp,
+// kernels_scalar_lowbit.cpp).
 
-enum class KType { Q4, Q5, Q6 };
+enum class KType { Q4, Q5, Q6, Q2, Q3, IQ4XS };
+
+// Types whose sixteen vectors each carry their own scale (sub-blocks of 16, or IQ4_XS's 32
+// given to both of their vectors): one multiply of each vector's sum by its scale.
+template <KType T>
+constexpr bool per_vector_scale() {
+  return T == KType::Q6 || T == KType::Q2 || T == KType::Q3 || T == KType::IQ4XS;
+}
 
 struct KBlock {
   int8x16_t q[16];
   int32_t sc[16];   // Q4_K/Q5_K: scale of sub-block j (vectors 2j, 2j+1); Q6_K: of vector m
   int16x8_t m16;    // Q4_K/Q5_K: the 8 mins
-  int16x8_t s6[2];  // Q6_K: the 16 scales, for the -32 offset through the activation sums
+  int16x8_t s6[2];  // Q6_K: the 16 scales, for the -32 offset; Q2_K: the 16 mins
   float dw, dmin;   // f16 scales as f32 (dmin unused by Q6_K)
 };
 
@@ -186,6 +241,59 @@ inline void unpack_kblock(const uint8_t* row, int64_t b, KBlock& kb) {
     for (int m = 0; m < 16; ++m) kb.sc[m] = x->scales[m];
     kb.s6[0] = vmovl_s8(vget_low_s8(sc));
     kb.s6[1] = vmovl_high_s8(sc);
+    kb.dw = h2f(x->d);
+  } else if constexpr (T == KType::Q2 || T == KType::Q3) {
+    // Vector m: weights 16m.. of run k = (m % 8) / 2 of half m / 8, its 2-bit codes in bits
+    // 2k..2k+1 of 16 bytes of the half's 32; Q3_K subtracts 4 where bit m / 2 of hmask is
+    // clear.
+    const uint8x16_t three = vdupq_n_u8(3);
+    const uint8_t* qs;
+    if constexpr (T == KType::Q2) {
+      qs = (reinterpret_cast<const BlockQ2_K*>(row) + b)->qs;
+    } else {
+      qs = (reinterpret_cast<const BlockQ3_K*>(row) + b)->qs;
+    }
+    for (int m = 0; m < 16; ++m) {
+      const int half = m / 8, k = (m % 8) / 2, s = m % 2;
+      const uint8x16_t raw = vld1q_u8(qs + 32 * half + 16 * s);
+      const uint8x16_t low =
+          vandq_u8(vshlq_u8(raw, vdupq_n_s8(static_cast<int8_t>(-2 * k))), three);
+      if constexpr (T == KType::Q2) {
+        kb.q[m] = vreinterpretq_s8_u8(low);
+      } else {
+        const BlockQ3_K* x = reinterpret_cast<const BlockQ3_K*>(row) + b;
+        const uint8x16_t hm = vld1q_u8(x->hmask + 16 * s);
+        const uint8x16_t clear =
+            vceqq_u8(vandq_u8(hm, vdupq_n_u8(static_cast<uint8_t>(1u << (m / 2)))), vdupq_n_u8(0));
+        kb.q[m] =
+            vsubq_s8(vreinterpretq_s8_u8(low), vreinterpretq_s8_u8(vandq_u8(clear, vdupq_n_u8(4))));
+      }
+    }
+    if constexpr (T == KType::Q2) {
+      const BlockQ2_K* x = reinterpret_cast<const BlockQ2_K*>(row) + b;
+      int16_t mins[16];
+      for (int m = 0; m < 16; ++m) kb.sc[m] = x->scales[m] & 0xF, mins[m] = x->scales[m] >> 4;
+      kb.s6[0] = vld1q_s16(mins);
+      kb.s6[1] = vld1q_s16(mins + 8);
+      kb.dw = h2f(x->d);
+      kb.dmin = h2f(x->dmin);
+    } else {
+      const BlockQ3_K* x = reinterpret_cast<const BlockQ3_K*>(row) + b;
+      int8_t sc[16];
+      q3k_scales(x->scales, sc);
+      for (int m = 0; m < 16; ++m) kb.sc[m] = sc[m];
+      kb.dw = h2f(x->d);
+    }
+  } else if constexpr (T == KType::IQ4XS) {
+    // Sub-block j: vector 2j the levels of the low nibbles of qs[16j..], 2j + 1 of the high.
+    const BlockIQ4_XS* x = reinterpret_cast<const BlockIQ4_XS*>(row) + b;
+    const int8x16_t levels = vld1q_s8(kIq4NlValues);
+    for (int j = 0; j < 8; ++j) {
+      const uint8x16_t raw = vld1q_u8(x->qs + 16 * j);
+      kb.q[2 * j] = vqtbl1q_s8(levels, vandq_u8(raw, m4));
+      kb.q[2 * j + 1] = vqtbl1q_s8(levels, vshrq_n_u8(raw, 4));
+      kb.sc[2 * j] = kb.sc[2 * j + 1] = iq4xs_scale(*x, j);
+    }
     kb.dw = h2f(x->d);
   } else {
     const K4Fields f = k4_fields<T == KType::Q5>(row, b);
@@ -230,15 +338,24 @@ inline float kblock_pair(const KBlock& kb, const ActQ8_K* ya, float facc) {
   const int32x4_t zero = vdupq_n_s32(0);
   int32x4_t acc = zero;
   const int16x8_t bs0 = vld1q_s16(ya->bsums), bs1 = vld1q_s16(ya->bsums + 8);
-  if constexpr (T == KType::Q6) {
+  if constexpr (per_vector_scale<T>()) {
     for (int m = 0; m < 16; ++m) {
       acc = vmlaq_n_s32(acc, I8::dot(zero, kb.q[m], vld1q_s8(ya->qs + 16 * m)), kb.sc[m]);
     }
-    // The -32 of every weight, through the activation sums: sum scale_k * bsum_k.
+    if constexpr (T == KType::Q3 || T == KType::IQ4XS) {
+      return facc + kb.dw * ya->d * static_cast<float>(vaddvq_s32(acc));
+    }
+    // Q6_K: the -32 of every weight; Q2_K: the mins; both through the activation sums.
     int32x4_t sb = vmull_s16(vget_low_s16(kb.s6[0]), vget_low_s16(bs0));
     sb = vmlal_high_s16(sb, kb.s6[0], bs0);
     sb = vmlal_s16(sb, vget_low_s16(kb.s6[1]), vget_low_s16(bs1));
     sb = vmlal_high_s16(sb, kb.s6[1], bs1);
+    if constexpr (T == KType::Q2) {
+      const float d = ya->d * kb.dw;
+      const float dmin = ya->d * kb.dmin;
+      return facc +
+             (d * static_cast<float>(vaddvq_s32(acc)) - dmin * static_cast<float>(vaddvq_s32(sb)));
+    }
     const int isum = vaddvq_s32(acc) - 32 * vaddvq_s32(sb);
     return facc + kb.dw * ya->d * static_cast<float>(isum);
   } else {
@@ -305,15 +422,27 @@ void set_int8_kernels(Kernels& t) {
   t.dot[3] = dot_q8_0<I8, QType::Q8_0>;
   t.dot[4] = dot_q8_0<I8, QType::Q4_0>;
   t.dot[8] = dot_q8_0<I8, QType::Q5_0>;
+  t.dot[9] = dot_q8_0<I8, QType::Q4_1>;
+  t.dot[10] = dot_q8_0<I8, QType::Q5_1>;
+  t.dot[11] = dot_q8_0<I8, QType::IQ4_NL>;
   t.dot[5] = dot_kquant<I8, KType::Q4>;
   t.dot[6] = dot_kquant<I8, KType::Q5>;
   t.dot[7] = dot_kquant<I8, KType::Q6>;
   t.gemm[3] = gemm_q8_0<I8, QType::Q8_0>;
   t.gemm[4] = gemm_q8_0<I8, QType::Q4_0>;
   t.gemm[8] = gemm_q8_0<I8, QType::Q5_0>;
+  t.gemm[9] = gemm_q8_0<I8, QType::Q4_1>;
+  t.gemm[10] = gemm_q8_0<I8, QType::Q5_1>;
+  t.gemm[11] = gemm_q8_0<I8, QType::IQ4_NL>;
   t.gemm[5] = gemm_kquant<I8, KType::Q4>;
   t.gemm[6] = gemm_kquant<I8, KType::Q5>;
   t.gemm[7] = gemm_kquant<I8, KType::Q6>;
+  t.dot[12] = dot_kquant<I8, KType::Q2>;
+  t.dot[13] = dot_kquant<I8, KType::Q3>;
+  t.dot[14] = dot_kquant<I8, KType::IQ4XS>;
+  t.gemm[12] = gemm_kquant<I8, KType::Q2>;
+  t.gemm[13] = gemm_kquant<I8, KType::Q3>;
+  t.gemm[14] = gemm_kquant<I8, KType::IQ4XS>;
 }
 
 }  // namespace

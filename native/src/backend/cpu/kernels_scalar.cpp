@@ -4,6 +4,7 @@
 
 #include "backend/cpu/kernels.h"
 #include "backend/cpu/quant_blocks.h"
+#include "backend/cpu/scalar_parts.h"
 #include "format/fp16.h"
 
 namespace leapfrog::cpu {
@@ -244,19 +245,23 @@ void axpy_f16(float a, const uint16_t* v, float* y, int64_t n) {
 }  // namespace
 
 const Kernels& kernels_scalar() {
-  static const Kernels k = {
-      Isa::Scalar,
-      {quant_f32, quant_f16, quant_bf16, quant_q8_0, quant_q8_k},
-      {dot_f32, dot_f16, dot_bf16, dot_q8_0, dot_q4_0, dot_q4_k, dot_q5_k, dot_q6_k, dot_q5_0},
-      {gemm_by_dot<dot_f32>, gemm_by_dot<dot_f16>, gemm_by_dot<dot_bf16>, gemm_by_dot<dot_q8_0>,
-       gemm_by_dot<dot_q4_0>, gemm_by_dot<dot_q4_k>, gemm_by_dot<dot_q5_k>, gemm_by_dot<dot_q6_k>,
-       // Q5_0 in the file layout: the AVX2 table packs Q5_0 (packed_avx2.cpp) and inherits
-       // this one only for matrices whose rows do not come in groups of 8.
-       gemm_by_dot<dot_q5_0>},
-      axpy_f16,
-      nullptr,  // attention: the backend's generic loop over dot and axpy_f16
-      {},       // no packed layouts: the scalar kernels read the file's
-  };
+  static const Kernels k = [] {
+    Kernels t = {
+        Isa::Scalar,
+        {quant_f32, quant_f16, quant_bf16, quant_q8_0, quant_q8_k},
+        {dot_f32, dot_f16, dot_bf16, dot_q8_0, dot_q4_0, dot_q4_k, dot_q5_k, dot_q6_k, dot_q5_0},
+        {gemm_by_dot<dot_f32>, gemm_by_dot<dot_f16>, gemm_by_dot<dot_bf16>, gemm_by_dot<dot_q8_0>,
+         gemm_by_dot<dot_q4_0>, gemm_by_dot<dot_q4_k>, gemm_by_dot<dot_q5_k>, gemm_by_dot<dot_q6_k>,
+         // Q5_0 in the file layout: the AVX2 table packs Q5_0 (packed_avx2.cpp) and inherits
+         // this one only for matrices whose rows do not come in groups of 8.
+         gemm_by_dot<dot_q5_0>},
+        axpy_f16,
+        nullptr,  // attention: the backend's generic loop over dot and axpy_f16
+        {},       // no packed layouts: the scalar kernels read the file's
+    };
+    scalar::install_lowbit(t);
+    return t;
+  }();
   return k;
 }
 

@@ -27,6 +27,13 @@ __device__ __forceinline__ int visible_limit(const AttnLaunch& a, int i) {
   return a.mask ? a.kv_len : min(a.kv_len, a.q_pos[i] + 1);
 }
 
+// A dot product as a score: scaled, then soft-capped where asked (gemma2), as on the CPU.
+__device__ __forceinline__ float scaled_score(float dot, const AttnLaunch& a) {
+  const float s = __fmul_rn(dot, a.scale);
+  if (a.softcap <= 0) return s;
+  return __fmul_rn(tanhf(__fmul_rn(s, __fdiv_rn(1.0f, a.softcap))), a.softcap);
+}
+
 // Block (chunk c, KV head, block of MAXR query rows): the rows share every key and value
 // load. MAXG: query heads per KV head rounded up to a power of two; ND: dimensions per
 // thread in the value sum (2 when head_dim > 128). Keys, then values, pass through shared
@@ -88,7 +95,9 @@ __global__ void __launch_bounds__(kThreads) attn_chunk_kernel(const AttnLaunch a
     }
     for (int idx = t; idx < R * kSub; idx += kThreads) {
       const int r = idx / kSub, jj = idx % kSub, j = j0 + sub + jj;
-      vis_s[r][jj] = jj < sl && j < lim_s[r] && (!a.mask || a.mask[size_t(r0 + r) * a.kv_len + j]);
+      vis_s[r][jj] = jj < sl && j < lim_s[r] &&
+                     (!a.mask || a.mask[size_t(r0 + r) * a.kv_len + j]) &&
+                     (a.window <= 0 || a.q_pos[r0 + r] - j < a.window);
     }
     __syncthreads();
     float acc[2][(MAXP + 1) / 2];
@@ -136,9 +145,9 @@ __global__ void __launch_bounds__(kThreads) attn_chunk_kernel(const AttnLaunch a
       if (p < NP) {
         const int r = p / G;
         if (jA < sl)
-          s_s[p * C + sub + jA] = vis_s[r][jA] ? __fmul_rn(acc[0][i], a.scale) : -INFINITY;
+          s_s[p * C + sub + jA] = vis_s[r][jA] ? scaled_score(acc[0][i], a) : -INFINITY;
         if (jB < sl)
-          s_s[p * C + sub + jB] = vis_s[r][jB] ? __fmul_rn(acc[1][i], a.scale) : -INFINITY;
+          s_s[p * C + sub + jB] = vis_s[r][jB] ? scaled_score(acc[1][i], a) : -INFINITY;
       }
     }
   }

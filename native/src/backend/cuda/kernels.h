@@ -66,6 +66,17 @@ void launch_kv_store(uint16_t* k_dst, uint16_t* v_dst, const float* k, const flo
 void launch_kv_move(uint16_t* k, uint16_t* v, int n_layers, size_t layer_stride, int kv_dim,
                     int from, int to, cudaStream_t stream);
 
+// ---- the ops of the architectures beyond llama/qwen (arch_ops.cu)
+// The GELU table: 65536 f16 results, one per f16 input (as ggml's CPU backend).
+void launch_gelu_table(uint16_t* table, cudaStream_t stream);
+void launch_layer_norm(const float* x, const float* w, const float* b, int n, int dim, float eps,
+                       float* y, cudaStream_t stream);
+void launch_gelu(float* x, const uint16_t* table, size_t count, cudaStream_t stream);
+void launch_geglu(float* gate, const float* up, const uint16_t* table, size_t count,
+                  cudaStream_t stream);
+void launch_scale(float* x, float s, size_t count, cudaStream_t stream);
+void launch_softcap(float* x, float cap, size_t count, cudaStream_t stream);
+
 // ---- attention (attention.cu)
 struct AttnLaunch {
   const float* q;
@@ -76,6 +87,8 @@ struct AttnLaunch {
   float* out;
   int n, n_heads, n_kv_heads, head_dim, kv_len;
   float scale;
+  float softcap;    // > 0: scores become softcap * tanh(score / softcap)
+  int window;       // > 0: row i sees positions p with q_pos[i] - p < window
   int chunk;        // positions per split (a function of the cache's size only)
   float* part_o;    // n x n_heads x chunks x head_dim
   float2* part_ml;  // n x n_heads x chunks

@@ -114,7 +114,8 @@ __global__ void rms_norm_kernel(const float* x, const float* __restrict__ w, int
 
 // One thread per (row, head, rotated pair).
 __global__ void rope_kernel(float* x, int n, int n_heads, int head_dim, const int32_t* pos,
-                            RopeStyle style, int n_dims, float freq_scale, float theta_scale) {
+                            RopeStyle style, int n_dims, float freq_scale, float theta_scale,
+                            float ext_factor, float mscale, YarnCorrDims corr) {
   const int pairs = n_dims / 2;
   const size_t idx = blockIdx.x * size_t(blockDim.x) + threadIdx.x;
   if (idx >= size_t(n) * n_heads * pairs) return;
@@ -124,8 +125,13 @@ __global__ void rope_kernel(float* x, int n, int n_heads, int head_dim, const in
   // The angle by repeated multiplication in float, exactly as the CPU computes it.
   float theta = static_cast<float>(pos[i]);
   for (int q = 0; q < p; ++q) theta = __fmul_rn(theta, theta_scale);
-  const float t = __fmul_rn(freq_scale, theta);
-  const float c = cosf(t), s = sinf(t);
+  float t = __fmul_rn(freq_scale, theta);
+  if (ext_factor != 0) {  // YaRN: blend toward the original angle (backend.h, RopeParams)
+    const float y = __fdiv_rn(__fsub_rn(float(p), corr.low), fmaxf(0.001f, corr.high - corr.low));
+    const float mix = __fmul_rn(1 - fminf(1.0f, fmaxf(0.0f, y)), ext_factor);
+    t = __fadd_rn(__fmul_rn(t, 1 - mix), __fmul_rn(theta, mix));
+  }
+  const float c = __fmul_rn(cosf(t), mscale), s = __fmul_rn(sinf(t), mscale);
   float* v = x + (size_t(i) * n_heads + h) * head_dim;
   const int a = style == RopeStyle::Normal ? 2 * p : p;
   const int b = style == RopeStyle::Normal ? 2 * p + 1 : p + n_dims / 2;
@@ -193,8 +199,11 @@ void launch_rope(float* x, int n, int n_heads, int head_dim, const int32_t* pos,
                  const RopeParams& p, float theta_scale, cudaStream_t stream) {
   const size_t threads = size_t(n) * n_heads * (p.n_dims / 2);
   if (threads == 0) return;
+  const YarnCorrDims corr = p.ext_factor != 0 ? yarn_corr_dims(p) : YarnCorrDims{};
+  const float mscale = rope_mscale(p);
   rope_kernel<<<ceil_div(threads, 256), 256, 0, stream>>>(x, n, n_heads, head_dim, pos, p.style,
-                                                          p.n_dims, p.freq_scale, theta_scale);
+                                                          p.n_dims, p.freq_scale, theta_scale,
+                                                          p.ext_factor, mscale, corr);
   LF_LAUNCHED("rope");
 }
 
