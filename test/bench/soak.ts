@@ -33,6 +33,7 @@ async function main(): Promise<void> {
       completionsCancelled: r.cancelledCompletions,
       chatTurns: r.chatTurns,
       failedRequests: r.failedRequests.length,
+      failures: r.failedRequests.slice(0, 20),
       latencyMs: {
         firstTenth: { p50: percentile(early, 50), p95: percentile(early, 95) },
         lastTenth: { p50: percentile(late, 50), p95: percentile(late, 95) },

@@ -63,6 +63,7 @@ export async function soak(
   let nextChat = started + chatEveryMs / 2;
   let nextSample = started;
   let chats = 0;
+  const talking = new Set<string>();
   let at = 0;
   while (Date.now() - started < opts.durationMs) {
     const now = Date.now();
@@ -80,8 +81,12 @@ export async function soak(
     }
     if (now >= nextChat) {
       nextChat += chatEveryMs;
-      const conversationId = `soak-${chats % 2}`;
       const turn = chats++;
+      const conversationId = `soak-${turn % 2}`;
+      // As in the chat view, a conversation takes its next message once its turn has ended
+      // (the server refuses a second turn on a busy conversation).
+      if (talking.has(conversationId)) continue;
+      talking.add(conversationId);
       pending.push(
         (async () => {
           if (turn % 6 === 5) await s.conn.sendRequest(ChatResetRequest, { conversationId });
@@ -91,7 +96,9 @@ export async function soak(
             maxTokens: 32,
           });
           report.chatTurns[r.finishReason]++;
-        })().catch((e: unknown) => report.failedRequests.push(`chat: ${String(e)}`)),
+        })()
+          .catch((e: unknown) => report.failedRequests.push(`chat: ${String(e)}`))
+          .finally(() => talking.delete(conversationId)),
       );
     }
     // Every ~600 keystrokes the file is closed and opened again (its state must go with it).
