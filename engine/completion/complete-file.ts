@@ -22,6 +22,9 @@ export async function completeFile(
   const file = resolve(opts.file);
   const text = readFileSync(file, 'utf8');
   const core = createEngineCore({ threads: opts.threads, settings: opts.settings });
+  // No deadline: the command line waits for the whole suggestion (an answer at the deadline
+  // suits an editor, where the rest follows as the user types; a script wants the whole text).
+  core.completions.deadlineMs = 0;
   try {
     await core.host.load(opts);
     const call = core.completions.complete({

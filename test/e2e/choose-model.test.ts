@@ -34,7 +34,7 @@ describe('e2e: Choose Model… lists discovered models', function () {
       console.log(`  SKIP e2e choose model: ${reason}`);
       this.skip();
     }
-    writeFile(join(other, 'phi-mini.gguf'), tinyGguf({ arch: 'phi3' }).bytes);
+    writeFile(join(other, 'rwkv-mini.gguf'), tinyGguf({ arch: 'rwkv6' }).bytes);
     s = await launch(
       'choose-model',
       { 'hello.py': 'print("hello")\n' },
@@ -61,9 +61,9 @@ describe('e2e: Choose Model… lists discovered models', function () {
   it('shows the folder models under their source; an unsupported one says why', async () => {
     const { page } = s;
     await runCommand(page, 'Leapfrog: Choose Model…');
-    await rows().filter({ hasText: 'phi-mini' }).first().waitFor({ timeout: 30_000 });
-    const phi = rows().filter({ hasText: 'phi-mini' }).first();
-    assert.match((await phi.textContent()) ?? '', /Cannot be loaded: architecture 'phi3'/);
+    await rows().filter({ hasText: 'rwkv-mini' }).first().waitFor({ timeout: 30_000 });
+    const rwkv = rows().filter({ hasText: 'rwkv-mini' }).first();
+    assert.match((await rwkv.textContent()) ?? '', /Cannot be loaded: architecture 'rwkv6'/);
     const coder = rows().filter({ hasText: 'draft available' });
     assert.equal(await coder.count(), 1, 'the target, with its draft');
     assert.match((await coder.textContent()) ?? '', /leapfrog-coder.*qwen2 · 43M · Q8_0 · 46 MB/);
@@ -74,11 +74,11 @@ describe('e2e: Choose Model… lists discovered models', function () {
     await screenshot(page, 'choose-model-list');
     // Picking the unsupported one refuses it and changes nothing.
     const input = page.locator('.quick-input-widget input');
-    await input.fill('phi-mini');
-    await rows().filter({ hasText: 'phi-mini' }).first().waitFor();
+    await input.fill('rwkv-mini');
+    await rows().filter({ hasText: 'rwkv-mini' }).first().waitFor();
     await page.keyboard.press('Enter');
     await page
-      .locator('.notifications-toasts', { hasText: 'Leapfrog cannot load phi-mini' })
+      .locator('.notifications-toasts', { hasText: 'Leapfrog cannot load rwkv-mini' })
       .waitFor({ timeout: 10_000 });
     assert.equal(settings()['leapfrog.model'], undefined);
   });
