@@ -15,7 +15,7 @@
 //
 // Latency of a measured key: from its keydown to the first moment after it that ghost text
 // is shown. "none": no ghost text before the next key (or within the pause).
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import {
   launch,
@@ -27,7 +27,7 @@ import {
   waitReady,
   type Session,
 } from '../e2e/harness';
-import { arg, percentile } from './script-args';
+import { arg, percentile, writeOut } from './script-args';
 
 const KEY_MS = 110;
 
@@ -194,11 +194,7 @@ async function main(): Promise<void> {
       eventLoop: loop,
     };
     console.log(JSON.stringify(result, null, 2));
-    const out = arg('out');
-    if (out) {
-      mkdirSync(join(out, '..'), { recursive: true });
-      writeFileSync(out, JSON.stringify(result, null, 2));
-    }
+    writeOut(result);
   } finally {
     await s.stop();
   }

@@ -1,4 +1,7 @@
-// Shared by the stand-alone benchmark scripts: `--name value` arguments and percentiles.
+// Shared by the stand-alone benchmark scripts: `--name value` arguments, percentiles, and
+// the `--out FILE` result.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
 
 export function arg(name: string, fallback?: string): string | undefined {
   const i = process.argv.indexOf(`--${name}`);
@@ -9,4 +12,12 @@ export function arg(name: string, fallback?: string): string | undefined {
 export function percentile(xs: number[], p: number): number {
   const s = [...xs].sort((a, b) => a - b);
   return s.length ? s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]! : NaN;
+}
+
+/** Writes `result` as JSON to the file named by `--out`, when one is. */
+export function writeOut(result: unknown): void {
+  const out = arg('out');
+  if (!out) return;
+  mkdirSync(dirname(out), { recursive: true });
+  writeFileSync(out, JSON.stringify(result, null, 2));
 }

@@ -3,11 +3,9 @@
 // latency at the start against the end (first and last tenth of the run).
 //
 //   npx tsx test/bench/soak.ts [--minutes 60] [--model F] [--out results.json]
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { dirname } from 'node:path';
 import { settledStatus, startSidecar, testModel } from '../protocol/sidecar';
 import { soak } from '../protocol/soak-session';
-import { arg, percentile } from './script-args';
+import { arg, percentile, writeOut } from './script-args';
 
 const MIB = 1024 * 1024;
 
@@ -50,11 +48,7 @@ async function main(): Promise<void> {
     console.log(
       JSON.stringify({ ...result, samples: `${result.samples.length} samples` }, null, 2),
     );
-    const out = arg('out');
-    if (out) {
-      mkdirSync(dirname(out), { recursive: true });
-      writeFileSync(out, JSON.stringify(result, null, 2));
-    }
+    writeOut(result);
   } finally {
     await s.stop();
   }
