@@ -156,7 +156,7 @@ TEST(packed_weights_match_file_layout_and_batches) {
         packed.packed = packed_mem->as<uint8_t>().get();
         const std::string what =
             tname(t) + " " + isa_name(isa) + " threads=" + std::to_string(threads);
-        for (int n : {1, 2, 3, 4, 5, 8, 16, 33, 64}) {
+        for (int n : {1, 2, 3, 4, 5, 8, 16, 33, 64, 70}) {
           std::vector<float> x(size_t(n) * cols), y(size_t(n) * rows), ref(y);
           for (auto& v : x) v = nd(rng);
           be.matmul(packed, x.data(), n, y.data());

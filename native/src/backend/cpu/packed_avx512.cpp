@@ -13,6 +13,7 @@
 // AVX2's results, bit for bit.
 #include <immintrin.h>
 
+#include <algorithm>
 #include <cstring>
 #include <type_traits>
 
@@ -156,26 +157,98 @@ void tile(const Block* x, const uint8_t* a, size_t as, float* y, size_t ldy, int
   for (int c = 0; c < C; ++c) _mm512_storeu_ps(y + c * ldy, facc[c]);
 }
 
-// Kernels::Packed::gemm: rows a multiple of 16 (w = the packed groups, ws = bytes per group);
-// activation rows 12, then 8, 4, 2, 1 at a time — every (row, activation) pair runs the same
-// operations in any tile.
+// 16 packed rows x C activation rows over blocks [b0, b1), the float accumulators in y (rows
+// c * ldy, 16 lanes each) rather than in registers: a tile of many activation rows then fits
+// the register file, and a walk over the inputs in chunks keeps each chunk of weights in L1
+// while every activation tile passes over it. The operations per (row, activation) are
+// tile()'s — acc starts at 0 (y zeroed before the first chunk), one fma per block — so the
+// results are tile()'s, bit for bit.
+constexpr int64_t kPrefetchBlocks = 16;
+
+template <class Block, int C>
+void tile_y(const Block* x, const uint8_t* a, size_t as, float* y, size_t ldy, int64_t b0,
+            int64_t b1) {
+  const auto act = [&](int c) { return reinterpret_cast<const ActQ8_0*>(a + c * as); };
+  if (b0 == 0) {
+#pragma GCC unroll 16
+    for (int c = 0; c < C; ++c) _mm512_storeu_ps(y + c * ldy, _mm512_setzero_ps());
+  }
+  for (int64_t b = b0; b < b1; ++b) {
+    // The weights stream from memory once, at the tile's pace: ask for them a chunk ahead
+    // (groups lie one after another, so past the group's end this is the next group's start).
+    const char* ahead = reinterpret_cast<const char*>(x + b + kPrefetchBlocks);
+    for (size_t off = 0; off < sizeof(Block); off += 64) _mm_prefetch(ahead + off, _MM_HINT_T0);
+    __m512i acc[C];
+#pragma GCC unroll 16
+    for (int c = 0; c < C; ++c) acc[c] = _mm512_set1_epi32(-kOffset<Block> * act(c)[b].sum);
+#pragma GCC unroll 8
+    for (int s = 0; s < kSlices; ++s) {
+      const __m512i wv = slice(x[b], s);
+#pragma GCC unroll 16
+      for (int c = 0; c < C; ++c) acc[c] = dpbusd_bcast(acc[c], wv, act(c)[b].qs + 4 * s);
+    }
+    const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[b].d)));
+#pragma GCC unroll 16
+    for (int c = 0; c < C; ++c) {
+      const __m512 da = _mm512_set1_ps(act(c)[b].d);
+      _mm512_storeu_ps(y + c * ldy,
+                       _mm512_fmadd_ps(_mm512_cvtepi32_ps(acc[c]), _mm512_mul_ps(dw, da),
+                                       _mm512_loadu_ps(y + c * ldy)));
+    }
+  }
+}
+
+// Blocks per chunk of the walk over the inputs: 16 blocks of 16 rows are 8.5 KiB of Q8_0
+// weights, which stay in L1 beside the activation tiles that read them.
+constexpr int64_t kChunkBlocks = 16;
+
+// Kernels::Packed::gemm: rows a multiple of 16 (w = the packed groups, ws = bytes per group).
+// One activation row (decoding) streams the weights through tile() with two integer chains;
+// more rows walk each group's inputs chunk by chunk, and per chunk the activation rows 16,
+// then 8, 4, 2, 1 at a time, so the weights come from memory once whatever n is. Every
+// (row, activation) pair runs the same operations in any tile.
+// Activation rows per pass of gemm16 over a group (the scratch below holds their sums).
+constexpr int kScratchRows = 64;
+
 template <class Block>
 void gemm16(const uint8_t* w, size_t ws, int64_t rows, const uint8_t* a, size_t as, int n, float* y,
             size_t ldy, int64_t cols) {
   const int64_t nb = cols / kQK;
+  // The tiles accumulate into a contiguous scratch of 16 floats per activation row, copied to
+  // y once per group: y's rows lie a whole output apart, and 16 of them at such a stride share
+  // a couple of L1 sets and alias the loads behind the stores (measured: a third slower).
+  alignas(64) thread_local float acc[kScratchRows * kRows];
   for (int64_t r = 0; r < rows; r += kRows) {
     const Block* x = reinterpret_cast<const Block*>(w + (r / kRows) * ws);
-    int i = 0;
-    for (; i + 8 <= n; i += 8) tile<Block, 8>(x, a + i * as, as, y + i * ldy + r, ldy, nb);
-    if (n - i >= 4) {
-      tile<Block, 4>(x, a + i * as, as, y + i * ldy + r, ldy, nb);
-      i += 4;
+    if (n == 1) {
+      tile<Block, 1>(x, a, as, y + r, ldy, nb);
+      continue;
     }
-    if (n - i >= 2) {
-      tile<Block, 2>(x, a + i * as, as, y + i * ldy + r, ldy, nb);
-      i += 2;
+    for (int i0 = 0; i0 < n; i0 += kScratchRows) {
+      const int m = std::min(kScratchRows, n - i0);
+      const uint8_t* a0 = a + i0 * as;
+      for (int64_t b0 = 0; b0 < nb; b0 += kChunkBlocks) {
+        const int64_t b1 = std::min(nb, b0 + kChunkBlocks);
+        int i = 0;
+        for (; i + 16 <= m; i += 16)
+          tile_y<Block, 16>(x, a0 + i * as, as, acc + i * kRows, kRows, b0, b1);
+        if (m - i >= 8) {
+          tile_y<Block, 8>(x, a0 + i * as, as, acc + i * kRows, kRows, b0, b1);
+          i += 8;
+        }
+        if (m - i >= 4) {
+          tile_y<Block, 4>(x, a0 + i * as, as, acc + i * kRows, kRows, b0, b1);
+          i += 4;
+        }
+        if (m - i >= 2) {
+          tile_y<Block, 2>(x, a0 + i * as, as, acc + i * kRows, kRows, b0, b1);
+          i += 2;
+        }
+        if (i < m) tile_y<Block, 1>(x, a0 + i * as, as, acc + i * kRows, kRows, b0, b1);
+      }
+      for (int i = 0; i < m; ++i)
+        _mm512_storeu_ps(y + (i0 + i) * ldy + r, _mm512_load_ps(acc + i * kRows));
     }
-    if (i < n) tile<Block, 1>(x, a + i * as, as, y + i * ldy + r, ldy, nb);
   }
 }
 
