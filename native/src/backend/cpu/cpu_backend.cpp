@@ -33,6 +33,14 @@ uint8_t* act_buffer(size_t bytes) {
   return aligned_part(buf, bytes);
 }
 
+// The activation rows rearranged for packed products (Kernels::Packed::tiles).
+uint8_t* tiles_buffer(size_t bytes) {
+  thread_local std::vector<uint8_t> buf;
+  return aligned_part(buf, bytes);
+}
+
+using TilesFn = decltype(cpu::Kernels::Packed::tiles);
+
 // Rows per packed group, at most (kernels.h, Kernels::Packed): work is split in multiples.
 constexpr int64_t kMaxPackGroup = 16;
 
@@ -172,7 +180,18 @@ void CpuBackend::matmul_host(const WeightView* const* ws, float* const* ys, int 
       return;
     }
   }
-  const size_t arb = cpu::act_row_bytes(fmt, cols);
+  const cpu::Kernels::Packed* tiled = nullptr;  // the rearrangement every weight's product reads
+  if (n > 1) {
+    for (int j = 0; j < count; ++j) {
+      const cpu::Kernels::Packed* p = tiles_of(*ws[j]);
+      if (j > 0 && (p ? p->tiles : nullptr) != (tiled ? tiled->tiles : nullptr)) {
+        for (int i = 0; i < count; ++i) matmul_host(&ws[i], &ys[i], 1, x, n);
+        return;
+      }
+      tiled = p;
+    }
+  }
+  size_t arb = cpu::act_row_bytes(fmt, cols);
   const cpu::QuantizeFn quant = k_->quantize[static_cast<int>(fmt)];
   uint8_t* act = act_buffer(arb * n);
   if (n == 1) {
@@ -180,6 +199,11 @@ void CpuBackend::matmul_host(const WeightView* const* ws, float* const* ys, int 
   } else {
     pool_.run_sized(n, double(n) * cols * 8,
                     [&](int i, int) { quant(x + i * cols, act + i * arb, cols); });
+  }
+  if (tiled) {
+    uint8_t* t = tiles_buffer(tiled->tiles_bytes(n, cols));
+    tiled->tiles(act, arb, n, cols, t);
+    act = t, arb = 0;
   }
 
   // Each weight row is read from memory once and reused for all n activation rows.
@@ -190,6 +214,12 @@ void CpuBackend::matmul_host(const WeightView* const* ws, float* const* ys, int 
     const RowTask& task = tk[t];
     gemm_rows(*ws[task.j], task.r0, task.r1, act, arb, n, ys[task.j]);
   });
+}
+
+const cpu::Kernels::Packed* CpuBackend::tiles_of(const WeightView& w) const {
+  const int slot = cpu::kernel_slot(w.type);
+  if (!w.packed || slot < 0 || !k_->packed[slot].tiles) return nullptr;
+  return &k_->packed[slot];
 }
 
 void CpuBackend::gemm_rows(const WeightView& w, int64_t r0, int64_t r1, const uint8_t* act,
@@ -219,6 +249,13 @@ void CpuBackend::matmul_grouped(const WeightView* const* ws, const DevicePtr<con
     uniform = slot >= 0 && k_->gemm[slot] && ws[j]->cols == cols &&
               cpu::act_format_for(ws[j]->type) == fmt;
   }
+  // Products of several rows that read rearranged activations must agree on the layout.
+  const cpu::Kernels::Packed* tiled = nullptr;
+  for (int j = 0; j < count && uniform; ++j) {
+    const cpu::Kernels::Packed* p = ns[j] > 1 ? tiles_of(*ws[j]) : nullptr;
+    if (p && tiled && p->tiles != tiled->tiles) uniform = false;
+    if (p) tiled = p;
+  }
   if (!uniform) {
     Backend::matmul_grouped(ws, xs, ns, ys, count);
     return;
@@ -243,6 +280,29 @@ void CpuBackend::matmul_grouped(const WeightView* const* ws, const DevicePtr<con
   const float* const* src = row_src.data();
   pool_.run_sized(rows_in, double(rows_in) * cols * 8,
                   [&](int i, int) { quant(src[i], act + i * arb, cols); });
+  // Per weight, its rearranged rows in the tiles buffer (one rearrangement per input), or
+  // kNone where its product reads the rows as they are.
+  constexpr size_t kNone = ~size_t(0);
+  thread_local std::vector<size_t> tile_at;
+  tile_at.assign(count, kNone);
+  uint8_t* tiles = nullptr;
+  if (tiled) {
+    size_t total = 0;
+    for (int j = 0; j < count; ++j) {
+      if (ns[j] <= 1 || !tiles_of(*ws[j])) continue;
+      if (j > 0 && first[j] == first[j - 1] && tile_at[j - 1] != kNone) {
+        tile_at[j] = tile_at[j - 1];
+        continue;
+      }
+      tile_at[j] = total;
+      total += (tiled->tiles_bytes(ns[j], cols) + 63) / 64 * 64;
+    }
+    tiles = tiles_buffer(total);
+    for (int j = 0; j < count; ++j) {
+      if (tile_at[j] != kNone && (j == 0 || tile_at[j] != tile_at[j - 1]))
+        tiled->tiles(act + first[j] * arb, arb, ns[j], cols, tiles + tile_at[j]);
+    }
+  }
 
   double work = 0;
   for (int j = 0; j < count; ++j) work += double(ws[j]->rows) * cols * ns[j];
@@ -250,10 +310,16 @@ void CpuBackend::matmul_grouped(const WeightView* const* ws, const DevicePtr<con
   split_rows(ws, ns, count, pool_.size(), tasks);
   const RowTask* tk = tasks.data();
   const int* fr = first.data();
+  const size_t* tat = tile_at.data();  // thread_local: the workers read the caller's
   pool_.run_sized(static_cast<int>(tasks.size()), work, [&](int t, int) {
     const RowTask& task = tk[t];
-    gemm_rows(*ws[task.j], task.r0, task.r1, act + fr[task.j] * arb, arb, ns[task.j],
-              ys[task.j].get());
+    const size_t at = tat[task.j];
+    if (at != kNone) {
+      gemm_rows(*ws[task.j], task.r0, task.r1, tiles + at, 0, ns[task.j], ys[task.j].get());
+    } else {
+      gemm_rows(*ws[task.j], task.r0, task.r1, act + fr[task.j] * arb, arb, ns[task.j],
+                ys[task.j].get());
+    }
   });
 }
 

@@ -83,6 +83,9 @@ class CpuBackend final : public Backend {
   void matmul_reference(const WeightView& w, const float* x, int n, float* y);
   void matmul_host(const WeightView* const* w, float* const* y, int count, const float* x, int n);
   // Rows [r0, r1) of w times n prepared activation rows (act, arb bytes each) into y.
+  // The packed layout's entry of w when its products of several rows read the activations
+  // rearranged (Kernels::Packed::tiles), else null.
+  const cpu::Kernels::Packed* tiles_of(const WeightView& w) const;
   void gemm_rows(const WeightView& w, int64_t r0, int64_t r1, const uint8_t* act, size_t arb, int n,
                  float* y) const;
 

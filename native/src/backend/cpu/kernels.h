@@ -86,6 +86,13 @@ struct Kernels {
     // Bytes of one packed group of `cols` inputs, when the layout is not group * row_bytes
     // (a layout may keep unpacked scales beside the quants).
     size_t (*group_bytes)(int64_t cols) = nullptr;
+    // Where set, a product of n > 1 activation rows reads them rearranged once per product by
+    // tiles() (n rows of a_stride bytes at a, as quantize[] wrote them, into tiles_bytes(n,
+    // cols) bytes at dst), and gemm is then called with that buffer and a_stride 0: a layout
+    // in which one pointer reaches every row of a tile keeps the tile's addresses in
+    // registers. n == 1 always reads the rows as they are.
+    void (*tiles)(const uint8_t* a, size_t a_stride, int n, int64_t cols, uint8_t* dst) = nullptr;
+    size_t (*tiles_bytes)(int n, int64_t cols) = nullptr;
   } packed[kKernelSlots];
 };
 

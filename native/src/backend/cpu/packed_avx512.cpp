@@ -118,6 +118,16 @@ inline __m512i dpbusd_bcast(__m512i acc, __m512i w, const int8_t* a) {
   return acc;
 }
 
+// The weights stream from memory once, at the tiles' pace: each block asks for the one
+// kPrefetchBlocks ahead (groups lie one after another, so past a group's end this is the
+// next group's start; a prefetch past the buffer is harmless).
+constexpr int64_t kPrefetchBlocks = 16;
+template <class Block>
+inline void prefetch_ahead(const Block* x) {
+  const char* ahead = reinterpret_cast<const char*>(x + kPrefetchBlocks);
+  for (size_t off = 0; off < sizeof(Block); off += 64) _mm_prefetch(ahead + off, _MM_HINT_T0);
+}
+
 // 16 packed rows x C activation rows over nb blocks. With few activation rows the integer
 // sum of a block runs in two chains (even and odd slices) to hide vpdpbusd's latency;
 // integer addition is exact, so the split changes nothing in the result.
@@ -129,6 +139,7 @@ void tile(const Block* x, const uint8_t* a, size_t as, float* y, size_t ldy, int
   for (int c = 0; c < C; ++c) facc[c] = _mm512_setzero_ps();
   const auto act = [&](int c) { return reinterpret_cast<const ActQ8_0*>(a + c * as); };
   for (int64_t b = 0; b < nb; ++b) {
+    prefetch_ahead(x + b);
     __m512i acc[C][kChains];
 #pragma GCC unroll 16
     for (int c = 0; c < C; ++c) {
@@ -157,43 +168,86 @@ void tile(const Block* x, const uint8_t* a, size_t as, float* y, size_t ldy, int
   for (int c = 0; c < C; ++c) _mm512_storeu_ps(y + c * ldy, facc[c]);
 }
 
-// 16 packed rows x C activation rows over blocks [b0, b1), the float accumulators in y (rows
-// c * ldy, 16 lanes each) rather than in registers: a tile of many activation rows then fits
-// the register file, and a walk over the inputs in chunks keeps each chunk of weights in L1
-// while every activation tile passes over it. The operations per (row, activation) are
-// tile()'s — acc starts at 0 (y zeroed before the first chunk), one fma per block — so the
-// results are tile()'s, bit for bit.
-constexpr int64_t kPrefetchBlocks = 16;
+// ---- activation tiles (rearranged once per product of n > 1 rows) ----------------------
+//
+// Rows in groups of 16; the last group is 4, 8 or 16 wide (padded with zero rows). Per
+// group of width W and block b, at 40 W b bytes from the group's start: the W scales (f32),
+// the W offset terms -offset * sum(a) (int32, the weights' stored offset already applied),
+// then slice s of row c at 8 W + 4 (s W + c). One pointer reaches every row of a tile, so a
+// tile of 16 rows keeps its addresses in registers (16 row pointers spilled, and their
+// reloads and address arithmetic took the vector ports' issue slots: about half the tile's
+// speed in cache).
+constexpr int kActTile = 16;
+constexpr int kActBlockBytes = 40;  // per row and block: scale, offset term, 32 quants
 
-template <class Block, int C>
-void tile_y(const Block* x, const uint8_t* a, size_t as, float* y, size_t ldy, int64_t b0,
-            int64_t b1) {
-  const auto act = [&](int c) { return reinterpret_cast<const ActQ8_0*>(a + c * as); };
+inline int tail_width(int rows) { return rows == 0 ? 0 : rows <= 4 ? 4 : rows <= 8 ? 8 : 16; }
+inline int padded_rows(int n) { return n / kActTile * kActTile + tail_width(n % kActTile); }
+
+size_t act_tiles_bytes(int n, int64_t cols) {
+  return size_t(padded_rows(n)) * size_t(cols / kQK) * kActBlockBytes;
+}
+
+template <int kOff>
+void act_tiles(const uint8_t* a, size_t as, int n, int64_t cols, uint8_t* dst) {
+  const int64_t nb = cols / kQK;
+  for (int g0 = 0; g0 < n; g0 += kActTile) {
+    const int rows = std::min(kActTile, n - g0);
+    const int w = rows == kActTile ? kActTile : tail_width(rows);
+    uint8_t* grp = dst + size_t(g0) * nb * kActBlockBytes;
+    for (int64_t b = 0; b < nb; ++b) {
+      uint8_t* blk = grp + size_t(b) * kActBlockBytes * w;
+      float* d = reinterpret_cast<float*>(blk);
+      int32_t* off = reinterpret_cast<int32_t*>(blk + 4 * w);
+      int8_t* qs = reinterpret_cast<int8_t*>(blk + 8 * w);
+      for (int c = 0; c < w; ++c) {
+        if (c >= rows) {
+          d[c] = 0, off[c] = 0;
+          for (int sl = 0; sl < kSlices; ++sl) std::memset(qs + 4 * (sl * w + c), 0, 4);
+          continue;
+        }
+        const ActQ8_0& x = reinterpret_cast<const ActQ8_0*>(a + (g0 + c) * as)[b];
+        d[c] = x.d;
+        off[c] = -kOff * x.sum;
+        for (int sl = 0; sl < kSlices; ++sl) std::memcpy(qs + 4 * (sl * w + c), x.qs + 4 * sl, 4);
+      }
+    }
+  }
+}
+
+// 16 packed rows x one tile of W activation rows over blocks [b0, b1), the float accumulators
+// in y (16 floats per activation row, contiguous): with W = 16 the 16 integer chains hide
+// vpdpbusd's latency on both of its issue ports, and the tile walks the inputs in chunks
+// that stay in L1 while every tile of the pass reads them. The operations per (row,
+// activation) are tile()'s — the integer sum from the offset term, one fma per block from
+// 0 — so the results are tile()'s, bit for bit.
+template <class Block, int W>
+void tile_t(const Block* x, const uint8_t* t, float* y, int64_t b0, int64_t b1) {
   if (b0 == 0) {
 #pragma GCC unroll 16
-    for (int c = 0; c < C; ++c) _mm512_storeu_ps(y + c * ldy, _mm512_setzero_ps());
+    for (int c = 0; c < W; ++c) _mm512_store_ps(y + c * kRows, _mm512_setzero_ps());
   }
   for (int64_t b = b0; b < b1; ++b) {
-    // The weights stream from memory once, at the tile's pace: ask for them a chunk ahead
-    // (groups lie one after another, so past the group's end this is the next group's start).
-    const char* ahead = reinterpret_cast<const char*>(x + b + kPrefetchBlocks);
-    for (size_t off = 0; off < sizeof(Block); off += 64) _mm_prefetch(ahead + off, _MM_HINT_T0);
-    __m512i acc[C];
+    prefetch_ahead(x + b);
+    const uint8_t* p = t + size_t(b) * kActBlockBytes * W;
+    const float* d = reinterpret_cast<const float*>(p);
+    const int32_t* off = reinterpret_cast<const int32_t*>(p + 4 * W);
+    const int8_t* qs = reinterpret_cast<const int8_t*>(p + 8 * W);
+    __m512i acc[W];
 #pragma GCC unroll 16
-    for (int c = 0; c < C; ++c) acc[c] = _mm512_set1_epi32(-kOffset<Block> * act(c)[b].sum);
+    for (int c = 0; c < W; ++c) acc[c] = _mm512_set1_epi32(off[c]);
 #pragma GCC unroll 8
     for (int s = 0; s < kSlices; ++s) {
       const __m512i wv = slice(x[b], s);
 #pragma GCC unroll 16
-      for (int c = 0; c < C; ++c) acc[c] = dpbusd_bcast(acc[c], wv, act(c)[b].qs + 4 * s);
+      for (int c = 0; c < W; ++c) acc[c] = dpbusd_bcast(acc[c], wv, qs + 4 * (s * W + c));
     }
     const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[b].d)));
 #pragma GCC unroll 16
-    for (int c = 0; c < C; ++c) {
-      const __m512 da = _mm512_set1_ps(act(c)[b].d);
-      _mm512_storeu_ps(y + c * ldy,
-                       _mm512_fmadd_ps(_mm512_cvtepi32_ps(acc[c]), _mm512_mul_ps(dw, da),
-                                       _mm512_loadu_ps(y + c * ldy)));
+    for (int c = 0; c < W; ++c) {
+      float* yc = y + c * kRows;
+      _mm512_store_ps(
+          yc, _mm512_fmadd_ps(_mm512_cvtepi32_ps(acc[c]), _mm512_mul_ps(dw, _mm512_set1_ps(d[c])),
+                              _mm512_load_ps(yc)));
     }
   }
 }
@@ -201,22 +255,22 @@ void tile_y(const Block* x, const uint8_t* a, size_t as, float* y, size_t ldy, i
 // Blocks per chunk of the walk over the inputs: 16 blocks of 16 rows are 8.5 KiB of Q8_0
 // weights, which stay in L1 beside the activation tiles that read them.
 constexpr int64_t kChunkBlocks = 16;
+// Activation rows per pass over a group (the scratch below holds their sums).
+constexpr int kScratchRows = 64;
 
 // Kernels::Packed::gemm: rows a multiple of 16 (w = the packed groups, ws = bytes per group).
 // One activation row (decoding) streams the weights through tile() with two integer chains;
-// more rows walk each group's inputs chunk by chunk, and per chunk the activation rows 16,
-// then 8, 4, 2, 1 at a time, so the weights come from memory once whatever n is. Every
-// (row, activation) pair runs the same operations in any tile.
-// Activation rows per pass of gemm16 over a group (the scratch below holds their sums).
-constexpr int kScratchRows = 64;
-
+// more rows come as act_tiles() laid them out, and each group's inputs are walked chunk by
+// chunk, every tile of activation rows passing over a chunk while it is in L1, so the
+// weights come from memory once whatever n is. Every (row, activation) pair runs the same
+// operations in any tile.
 template <class Block>
 void gemm16(const uint8_t* w, size_t ws, int64_t rows, const uint8_t* a, size_t as, int n, float* y,
             size_t ldy, int64_t cols) {
   const int64_t nb = cols / kQK;
-  // The tiles accumulate into a contiguous scratch of 16 floats per activation row, copied to
-  // y once per group: y's rows lie a whole output apart, and 16 of them at such a stride share
-  // a couple of L1 sets and alias the loads behind the stores (measured: a third slower).
+  // The tiles accumulate into a contiguous scratch, copied to y once per group: y's rows lie
+  // a whole output apart, and 16 of them at such a stride share a couple of L1 sets and
+  // alias the loads behind the stores (measured: a third slower).
   alignas(64) thread_local float acc[kScratchRows * kRows];
   for (int64_t r = 0; r < rows; r += kRows) {
     const Block* x = reinterpret_cast<const Block*>(w + (r / kRows) * ws);
@@ -226,25 +280,23 @@ void gemm16(const uint8_t* w, size_t ws, int64_t rows, const uint8_t* a, size_t 
     }
     for (int i0 = 0; i0 < n; i0 += kScratchRows) {
       const int m = std::min(kScratchRows, n - i0);
-      const uint8_t* a0 = a + i0 * as;
       for (int64_t b0 = 0; b0 < nb; b0 += kChunkBlocks) {
         const int64_t b1 = std::min(nb, b0 + kChunkBlocks);
-        int i = 0;
-        for (; i + 16 <= m; i += 16)
-          tile_y<Block, 16>(x, a0 + i * as, as, acc + i * kRows, kRows, b0, b1);
-        if (m - i >= 8) {
-          tile_y<Block, 8>(x, a0 + i * as, as, acc + i * kRows, kRows, b0, b1);
-          i += 8;
+        for (int g0 = 0; g0 < m; g0 += kActTile) {
+          const uint8_t* t = a + size_t(i0 + g0) * nb * kActBlockBytes;
+          float* yg = acc + g0 * kRows;
+          switch (m - g0 >= kActTile ? kActTile : tail_width(m - g0)) {
+            case 16:
+              tile_t<Block, 16>(x, t, yg, b0, b1);
+              break;
+            case 8:
+              tile_t<Block, 8>(x, t, yg, b0, b1);
+              break;
+            default:
+              tile_t<Block, 4>(x, t, yg, b0, b1);
+              break;
+          }
         }
-        if (m - i >= 4) {
-          tile_y<Block, 4>(x, a0 + i * as, as, acc + i * kRows, kRows, b0, b1);
-          i += 4;
-        }
-        if (m - i >= 2) {
-          tile_y<Block, 2>(x, a0 + i * as, as, acc + i * kRows, kRows, b0, b1);
-          i += 2;
-        }
-        if (i < m) tile_y<Block, 1>(x, a0 + i * as, as, acc + i * kRows, kRows, b0, b1);
       }
       for (int i = 0; i < m; ++i)
         _mm512_storeu_ps(y + (i0 + i) * ldy + r, _mm512_load_ps(acc + i * kRows));
@@ -370,12 +422,24 @@ void gemm_q4_k16(const uint8_t* w, size_t ws, int64_t rows, const uint8_t* a, si
 
 void install_packed_vnni(Kernels& t) {
   t.packed[kernel_slot(GgmlType::Q4_K)] = {kRows, pack_q4_k16, gemm_q4_k16, q4k16_group_bytes};
-  t.packed[kernel_slot(GgmlType::Q8_0)] = {kRows, pack16<BlockQ8_0, BlockQ8_0x16, codes_q8_0>,
-                                           gemm16<BlockQ8_0x16>};
-  t.packed[kernel_slot(GgmlType::Q4_0)] = {kRows, pack16<BlockQ4_0, BlockQ4_0x16, file_codes_q4_0>,
-                                           gemm16<BlockQ4_0x16>};
-  t.packed[kernel_slot(GgmlType::Q5_0)] = {kRows, pack16<BlockQ5_0, BlockQ5_0x16, file_codes_q5_0>,
-                                           gemm16<BlockQ5_0x16>};
+  t.packed[kernel_slot(GgmlType::Q8_0)] = {kRows,
+                                           pack16<BlockQ8_0, BlockQ8_0x16, codes_q8_0>,
+                                           gemm16<BlockQ8_0x16>,
+                                           nullptr,
+                                           act_tiles<kOffset<BlockQ8_0x16>>,
+                                           act_tiles_bytes};
+  t.packed[kernel_slot(GgmlType::Q4_0)] = {kRows,
+                                           pack16<BlockQ4_0, BlockQ4_0x16, file_codes_q4_0>,
+                                           gemm16<BlockQ4_0x16>,
+                                           nullptr,
+                                           act_tiles<kOffset<BlockQ4_0x16>>,
+                                           act_tiles_bytes};
+  t.packed[kernel_slot(GgmlType::Q5_0)] = {kRows,
+                                           pack16<BlockQ5_0, BlockQ5_0x16, file_codes_q5_0>,
+                                           gemm16<BlockQ5_0x16>,
+                                           nullptr,
+                                           act_tiles<kOffset<BlockQ5_0x16>>,
+                                           act_tiles_bytes};
 }
 
 }  // namespace leapfrog::cpu

@@ -17,12 +17,12 @@
 #pragma once
 #include <immintrin.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "backend/cpu/avx2_common.h"
 #include "backend/cpu/kernels.h"
 #include "backend/cpu/quant_blocks.h"
-#include "backend/cpu/tile_driver.h"
 
 namespace leapfrog::cpu::packed {
 
@@ -84,14 +84,28 @@ inline __m256i slice(const BlockQ5_0x8& x, int s) {
   return _mm256_sub_epi8(_mm256_or_si256(nibbles(x.qs, s), high), _mm256_set1_epi8(16));
 }
 
-// 8 packed rows x C activation rows. Step::dot(acc, |w|, sign(w) * a) adds the 4-input
-// dot products of each 32-bit lane to acc (the instruction set's int8 product).
+// The weights stream from memory once, at the tiles' pace: each block asks for the one
+// kPrefetchBlocks ahead (groups lie one after another; a prefetch past the end is harmless).
+constexpr int64_t kPrefetchBlocks = 16;
+template <class Block>
+inline void prefetch_ahead(const Block* x) {
+  const char* ahead = reinterpret_cast<const char*>(x + kPrefetchBlocks);
+  for (size_t off = 0; off < sizeof(Block); off += 64) _mm_prefetch(ahead + off, _MM_HINT_T0);
+}
+
+// 8 packed rows x C activation rows over blocks [b0, b1). Step::dot(acc, |w|, sign(w) * a)
+// adds the 4-input dot products of each 32-bit lane to acc (the instruction set's int8
+// product). The float accumulators start at 0 for b0 == 0 and are otherwise taken from y
+// (rows c * ldy), where they are left: a walk over the inputs in chunks carries them there.
 template <class Step, class Block, int C>
-void tile(const Block* x, const uint8_t* a, size_t as, float* y, size_t ldy, int64_t nb) {
+void tile(const Block* x, const uint8_t* a, size_t as, float* y, size_t ldy, int64_t b0,
+          int64_t b1) {
   __m256 facc[C];
 #pragma GCC unroll 8
-  for (int c = 0; c < C; ++c) facc[c] = _mm256_setzero_ps();
-  for (int64_t b = 0; b < nb; ++b) {
+  for (int c = 0; c < C; ++c)
+    facc[c] = b0 == 0 ? _mm256_setzero_ps() : _mm256_loadu_ps(y + c * ldy);
+  for (int64_t b = b0; b < b1; ++b) {
+    prefetch_ahead(x + b);
     __m256i acc[C];
 #pragma GCC unroll 8
     for (int c = 0; c < C; ++c) acc[c] = _mm256_setzero_si256();
@@ -118,22 +132,49 @@ void tile(const Block* x, const uint8_t* a, size_t as, float* y, size_t ldy, int
   for (int c = 0; c < C; ++c) _mm256_storeu_ps(y + c * ldy, facc[c]);
 }
 
-template <class Step, class Block>
-struct PackedTile {
-  // R = kRows: w is one packed group of kRows rows.
-  template <int R, int C>
-  static void run(const uint8_t* w, size_t, const uint8_t* a, size_t as, float* y, size_t ldy,
-                  int64_t nb) {
-    tile<Step, Block, C>(reinterpret_cast<const Block*>(w), a, as, y, ldy, nb);
-  }
-};
+// Blocks per chunk of the walk over the inputs (16 blocks of 8 rows: 4.3 KiB of Q8_0), and
+// activation rows per walk (the scratch below holds their sums).
+constexpr int64_t kChunkBlocks = 16;
+constexpr int kScratchRows = 64;
 
+// Activation rows [0, n) against one group over blocks [b0, b1): 4, then 2, then 1 at a time.
+template <class Step, class Block>
+void tile_columns_range(const Block* x, const uint8_t* a, size_t as, int n, float* y, size_t ldy,
+                        int64_t b0, int64_t b1) {
+  int i = 0;
+  for (; i + 4 <= n; i += 4) tile<Step, Block, 4>(x, a + i * as, as, y + i * ldy, ldy, b0, b1);
+  if (n - i >= 2) {
+    tile<Step, Block, 2>(x, a + i * as, as, y + i * ldy, ldy, b0, b1);
+    i += 2;
+  }
+  if (i < n) tile<Step, Block, 1>(x, a + i * as, as, y + i * ldy, ldy, b0, b1);
+}
+
+// Up to 4 activation rows stream each group's weights once, straight into y. More rows walk
+// each group's inputs chunk by chunk, every tile of activation rows passing over a chunk while
+// it is in L1 (the weights come from memory once whatever n is), the sums carried in a
+// contiguous scratch (y's rows lie a whole output apart) and copied to y once per group. The
+// float operations per (row, activation) are the same either way.
 template <class Step, class Block>
 void gemm_packed(const uint8_t* w, size_t ws, int64_t rows, const uint8_t* a, size_t as, int n,
                  float* y, size_t ldy, int64_t cols) {
+  const int64_t nb = cols / kQK;
+  alignas(32) thread_local float acc[kScratchRows * kRows];
   for (int64_t r = 0; r < rows; r += kRows) {
-    tile_columns<PackedTile<Step, Block>, kRows>(w + (r / kRows) * ws, ws, a, as, n, y + r, ldy,
-                                                 cols / kQK);
+    const Block* x = reinterpret_cast<const Block*>(w + (r / kRows) * ws);
+    if (n <= 4) {
+      tile_columns_range<Step, Block>(x, a, as, n, y + r, ldy, 0, nb);
+      continue;
+    }
+    for (int i0 = 0; i0 < n; i0 += kScratchRows) {
+      const int m = std::min(kScratchRows, n - i0);
+      for (int64_t b0 = 0; b0 < nb; b0 += kChunkBlocks) {
+        tile_columns_range<Step, Block>(x, a + i0 * as, as, m, acc, kRows, b0,
+                                        std::min(nb, b0 + kChunkBlocks));
+      }
+      for (int i = 0; i < m; ++i)
+        _mm256_storeu_ps(y + (i0 + i) * ldy + r, _mm256_load_ps(acc + i * kRows));
+    }
   }
 }
 
