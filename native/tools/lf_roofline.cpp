@@ -190,7 +190,7 @@ __attribute__((target("avxvnni"))) uint64_t int8_avxvnni(const uint8_t* src, int
                                                          int32_t* out) {
   const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src));
   __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + 32));
-#define DECL(j) __m256i acc##j = _mm256_setzero_si256();
+#define DECL(j) __m256i acc##j = _mm256_set1_epi32(j);  // distinct: equal chains would be merged
   LF_REP12(DECL)
 #undef DECL
   for (int64_t i = 0; i < iters; ++i) {
@@ -214,7 +214,7 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) uint64_t int8_avx512vnni(
                                                                                 int32_t* out) {
   const __m512i a = _mm512_loadu_si512(src);
   __m512i b = _mm512_loadu_si512(src + 64);
-#define DECL(j) __m512i acc##j = _mm512_setzero_si512();
+#define DECL(j) __m512i acc##j = _mm512_set1_epi32(j);  // distinct: equal chains would be merged
   LF_REP16(DECL)
 #undef DECL
   for (int64_t i = 0; i < iters; ++i) {
