@@ -221,13 +221,13 @@ void act_tiles(const uint8_t* a, size_t as, int n, int64_t cols, uint8_t* dst) {
 // activation) are tile()'s — the integer sum from the offset term, one fma per block from
 // 0 — so the results are tile()'s, bit for bit.
 template <class Block, int W>
-void tile_t(const Block* x, const uint8_t* t, float* y, int64_t b0, int64_t b1) {
+void tile_t(const Block* x, const uint8_t* t, float* y, int64_t b0, int64_t b1, bool fetch) {
   if (b0 == 0) {
 #pragma GCC unroll 16
     for (int c = 0; c < W; ++c) _mm512_store_ps(y + c * kRows, _mm512_setzero_ps());
   }
   for (int64_t b = b0; b < b1; ++b) {
-    prefetch_ahead(x + b);
+    if (fetch) prefetch_ahead(x + b);
     const uint8_t* p = t + size_t(b) * kActBlockBytes * W;
     const float* d = reinterpret_cast<const float*>(p);
     const int32_t* off = reinterpret_cast<const int32_t*>(p + 4 * W);
@@ -287,13 +287,13 @@ void gemm16(const uint8_t* w, size_t ws, int64_t rows, const uint8_t* a, size_t 
           float* yg = acc + g0 * kRows;
           switch (m - g0 >= kActTile ? kActTile : tail_width(m - g0)) {
             case 16:
-              tile_t<Block, 16>(x, t, yg, b0, b1);
+              tile_t<Block, 16>(x, t, yg, b0, b1, g0 == 0);
               break;
             case 8:
-              tile_t<Block, 8>(x, t, yg, b0, b1);
+              tile_t<Block, 8>(x, t, yg, b0, b1, g0 == 0);
               break;
             default:
-              tile_t<Block, 4>(x, t, yg, b0, b1);
+              tile_t<Block, 4>(x, t, yg, b0, b1, g0 == 0);
               break;
           }
         }
