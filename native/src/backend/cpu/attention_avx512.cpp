@@ -21,9 +21,10 @@ namespace leapfrog::cpu {
 
 namespace {
 
-constexpr int kBlock = 8;  // positions per block (one 256-bit vector of scores)
+constexpr int kBlock = 8;        // positions per block of weighted values
+constexpr int kScoreBlock = 16;  // positions per block of scores (one 512-bit vector)
 constexpr int kMaxHeadDim = 256;
-constexpr int kPairs = 4;  // (row, head) pairs whose scores share each key load
+constexpr int kPairs = 8;  // (row, head) pairs whose scores share each key load
 
 // e^x for 16 floats: 2^n * e^r with n = round(x / ln 2) and r = x - n ln 2 (in two parts,
 // Cody-Waite), e^r by a degree-6 polynomial (error below 2 ulp over the range softmax
@@ -44,25 +45,43 @@ inline __m512 exp16(__m512 x) {
   return _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(x, _mm512_set1_ps(-87.3f), _CMP_GE_OQ), y);
 }
 
-// Scores of P pairs against one block of transposed keys: two chains per pair over the
-// dimensions (even and odd d), summed at the end.
-template <int P>
-inline void block_scores(const float* const* q, const float* kt, int hd, __m256 scale,
-                         float* const* out) {
-  __m256 acc[P][2];
-#pragma GCC unroll 4
-  for (int g = 0; g < P; ++g) acc[g][0] = acc[g][1] = _mm256_setzero_ps();
-  for (int d = 0; d < hd; d += 2) {
-    const __m256 k0 = _mm256_load_ps(kt + d * 8), k1 = _mm256_load_ps(kt + (d + 1) * 8);
-#pragma GCC unroll 4
-    for (int g = 0; g < P; ++g) {
-      acc[g][0] = _mm256_fmadd_ps(_mm256_set1_ps(q[g][d]), k0, acc[g][0]);
-      acc[g][1] = _mm256_fmadd_ps(_mm256_set1_ps(q[g][d + 1]), k1, acc[g][1]);
+// Keys of positions [j0, j0 + n) (n <= 16; the rest read as zeros) as kt[d * 16 + i]: two
+// 8 x 8 transposes per 8 dimensions.
+void keys_transposed16(const AttentionTask& t, int j0, int n, float* kt) {
+  for (int c = 0; c < t.head_dim; c += 8) {
+    for (int half = 0; half < 2; ++half) {
+      __m256 r[8];
+      for (int i = 0; i < 8; ++i) {
+        const int pos = 8 * half + i;
+        r[i] = pos < n ? load_f16x8(t.k + (j0 + pos) * t.kv_stride + c) : _mm256_setzero_ps();
+      }
+      transpose8(r);
+      for (int i = 0; i < 8; ++i) _mm256_store_ps(kt + (c + i) * kScoreBlock + 8 * half, r[i]);
     }
   }
-#pragma GCC unroll 4
+}
+
+// Scores of P pairs against one block of 16 transposed keys: two chains per pair over the
+// dimensions (even and odd d), summed at the end — per score lane the operations of the
+// 8-position blocks, so the results do not depend on the block size.
+template <int P>
+inline void block_scores(const float* const* q, const float* kt, int hd, __m512 scale,
+                         float* const* out) {
+  __m512 acc[P][2];
+#pragma GCC unroll 8
+  for (int g = 0; g < P; ++g) acc[g][0] = acc[g][1] = _mm512_setzero_ps();
+  for (int d = 0; d < hd; d += 2) {
+    const __m512 k0 = _mm512_load_ps(kt + d * kScoreBlock),
+                 k1 = _mm512_load_ps(kt + (d + 1) * kScoreBlock);
+#pragma GCC unroll 8
+    for (int g = 0; g < P; ++g) {
+      acc[g][0] = _mm512_fmadd_ps(_mm512_set1_ps(q[g][d]), k0, acc[g][0]);
+      acc[g][1] = _mm512_fmadd_ps(_mm512_set1_ps(q[g][d + 1]), k1, acc[g][1]);
+    }
+  }
+#pragma GCC unroll 8
   for (int g = 0; g < P; ++g) {
-    _mm256_storeu_ps(out[g], _mm256_mul_ps(_mm256_add_ps(acc[g][0], acc[g][1]), scale));
+    _mm512_storeu_ps(out[g], _mm512_mul_ps(_mm512_add_ps(acc[g][0], acc[g][1]), scale));
   }
 }
 
@@ -163,16 +182,28 @@ void attend(const AttentionTask& t) {
     }
   }
 
-  // Scores, block by block of positions, four pairs at a time.
-  alignas(64) float kt[kMaxHeadDim * kBlock];
-  const __m256 scale = _mm256_set1_ps(t.scale);
-  for (int j0 = 0; j0 < span; j0 += kBlock) {
-    keys_transposed(t, j0, std::min(kBlock, span - j0), kt);
+  // Scores, block by block of 16 positions, eight pairs at a time.
+  alignas(64) float kt[kMaxHeadDim * kScoreBlock];
+  const __m512 scale = _mm512_set1_ps(t.scale);
+  for (int j0 = 0; j0 < span; j0 += kScoreBlock) {
+    keys_transposed16(t, j0, std::min(kScoreBlock, span - j0), kt);
     const float* q[kPairs];
     float* out[kPairs];
     int np = 0;
     const auto flush = [&] {
       switch (np) {
+        case 8:
+          block_scores<8>(q, kt, hd, scale, out);
+          break;
+        case 7:
+          block_scores<7>(q, kt, hd, scale, out);
+          break;
+        case 6:
+          block_scores<6>(q, kt, hd, scale, out);
+          break;
+        case 5:
+          block_scores<5>(q, kt, hd, scale, out);
+          break;
         case 4:
           block_scores<4>(q, kt, hd, scale, out);
           break;

@@ -32,11 +32,12 @@ struct AttentionTask {
 // Internal linkage: included by files built for different instruction sets.
 namespace {
 
-// Positions any row of the task may see, rounded up to whole blocks of 8.
+// Positions any row of the task may see, rounded up to whole blocks of 16 (the kernels'
+// score blocks are 8 or 16 positions).
 inline int attention_padded_span(const AttentionTask& t) {
   int span = 0;
   for (int r = 0; r < t.rows; ++r) span = span > t.limit[r] ? span : t.limit[r];
-  return (span + 7) / 8 * 8;
+  return (span + 15) / 16 * 16;
 }
 
 // Queries as f32 plus one score/weight row per (row, head).
