@@ -17,6 +17,7 @@
 #include <cstring>
 
 #include "backend/cpu/kernels.h"
+#include "backend/cpu/packed_neon.h"
 #include "backend/cpu/quant_blocks.h"
 
 namespace leapfrog::cpu {
@@ -443,6 +444,7 @@ void set_int8_kernels(Kernels& t) {
   t.gemm[12] = gemm_kquant<I8, KType::Q2>;
   t.gemm[13] = gemm_kquant<I8, KType::Q3>;
   t.gemm[14] = gemm_kquant<I8, KType::IQ4XS>;
+  packed::set_packed_neon<I8>(t);
 }
 
 }  // namespace

@@ -1,19 +1,6 @@
-// Q8_0, Q4_0 and Q5_0 weights interleaved by 8 rows: the packed block layouts and the tiled
-// product over them, shared by the AVX2 table (packed_avx2.cpp, which also packs) and the
-// AVX-512 VNNI table (packed_avx512.cpp). Include only from files built with AVX2 or more.
-//
-// In the file, each row is a run of 32-weight blocks (f16 scale + quants). Packed, the
-// blocks of 8 rows that cover the same 32 inputs sit together: their 8 scales, then their
-// quants arranged so that one 32-byte vector holds "slice" s (inputs 4s..4s+3) of all 8
-// rows, row r in bytes 4r..4r+3. One vector then serves 8 output rows, each 32-bit lane of
-// the products belongs to one row, and a block's 8 integer sums come out in one register:
-// no horizontal sums, and one float multiply-add per block for 8 rows instead of one per
-// row. Each packed layout is exactly as large as the file's.
-//
-// For each (row, activation) pair the float work is the same whatever the batch or tile:
-// acc = 0; per block, acc = fma(float(integer sum), d_w * d_a, acc); so batched products
-// equal one-row products bit for bit. The integer sums are exact, so every instruction set
-// that reads these layouts gives the same results.
+// The AVX2 and AVX-VNNI products over the 8-row interleaved layouts of packed_layouts.h
+// (which says how they are laid out and why batched results equal one-row ones). Include only
+// from files built with AVX2 or more.
 #pragma once
 #include <immintrin.h>
 
@@ -22,6 +9,7 @@
 
 #include "backend/cpu/avx2_common.h"
 #include "backend/cpu/kernels.h"
+#include "backend/cpu/packed_layouts.h"
 #include "backend/cpu/quant_blocks.h"
 
 namespace leapfrog::cpu::packed {
@@ -31,31 +19,6 @@ namespace leapfrog::cpu::packed {
 namespace {
 
 using avx2::load256;
-
-constexpr int kRows = 8;
-constexpr int kSlices = kQK / 4;  // 4-input slices per block
-
-// Q8_0: slice s of row r at qs[32 s + 4 r].
-struct BlockQ8_0x8 {
-  uint16_t d[kRows];
-  int8_t qs[kRows * kQK];
-};
-// Q4_0: vector k (k < 4) holds slice k in its low nibbles and slice k + 4 in its high
-// nibbles, byte 4 r + e = element e of the slice in row r; value = nibble - 8.
-struct BlockQ4_0x8 {
-  uint16_t d[kRows];
-  uint8_t qs[kRows * kQK / 2];
-};
-// Q5_0: the nibbles as Q4_0's, and per slice one 32-bit word whose bit j is the fifth bit
-// of byte j of the slice vector; value = 5-bit q - 16.
-struct BlockQ5_0x8 {
-  uint16_t d[kRows];
-  uint32_t qh[kSlices];
-  uint8_t qs[kRows * kQK / 2];
-};
-static_assert(sizeof(BlockQ8_0x8) == kRows * sizeof(BlockQ8_0));
-static_assert(sizeof(BlockQ4_0x8) == kRows * sizeof(BlockQ4_0));
-static_assert(sizeof(BlockQ5_0x8) == kRows * sizeof(BlockQ5_0));
 
 // ---- products ---------------------------------------------------------------------------
 
@@ -132,50 +95,19 @@ void tile(const Block* x, const uint8_t* a, size_t as, float* y, size_t ldy, int
   for (int c = 0; c < C; ++c) _mm256_storeu_ps(y + c * ldy, facc[c]);
 }
 
-// Blocks per chunk of the walk over the inputs (16 blocks of 8 rows: 4.3 KiB of Q8_0), and
-// activation rows per walk (the scratch below holds their sums).
-constexpr int64_t kChunkBlocks = 16;
-constexpr int kScratchRows = 64;
-
-// Activation rows [0, n) against one group over blocks [b0, b1): 4, then 2, then 1 at a time.
-template <class Step, class Block>
-void tile_columns_range(const Block* x, const uint8_t* a, size_t as, int n, float* y, size_t ldy,
-                        int64_t b0, int64_t b1) {
-  int i = 0;
-  for (; i + 4 <= n; i += 4) tile<Step, Block, 4>(x, a + i * as, as, y + i * ldy, ldy, b0, b1);
-  if (n - i >= 2) {
-    tile<Step, Block, 2>(x, a + i * as, as, y + i * ldy, ldy, b0, b1);
-    i += 2;
+template <class Step>
+struct PackedTile {
+  template <int C, class Block>
+  static void run(const Block* x, const uint8_t* a, size_t as, float* y, size_t ldy, int64_t b0,
+                  int64_t b1) {
+    tile<Step, Block, C>(x, a, as, y, ldy, b0, b1);
   }
-  if (i < n) tile<Step, Block, 1>(x, a + i * as, as, y + i * ldy, ldy, b0, b1);
-}
+};
 
-// Up to 4 activation rows stream each group's weights once, straight into y. More rows walk
-// each group's inputs chunk by chunk, every tile of activation rows passing over a chunk while
-// it is in L1 (the weights come from memory once whatever n is), the sums carried in a
-// contiguous scratch (y's rows lie a whole output apart) and copied to y once per group. The
-// float operations per (row, activation) are the same either way.
 template <class Step, class Block>
 void gemm_packed(const uint8_t* w, size_t ws, int64_t rows, const uint8_t* a, size_t as, int n,
                  float* y, size_t ldy, int64_t cols) {
-  const int64_t nb = cols / kQK;
-  alignas(32) thread_local float acc[kScratchRows * kRows];
-  for (int64_t r = 0; r < rows; r += kRows) {
-    const Block* x = reinterpret_cast<const Block*>(w + (r / kRows) * ws);
-    if (n <= 4) {
-      tile_columns_range<Step, Block>(x, a, as, n, y + r, ldy, 0, nb);
-      continue;
-    }
-    for (int i0 = 0; i0 < n; i0 += kScratchRows) {
-      const int m = std::min(kScratchRows, n - i0);
-      for (int64_t b0 = 0; b0 < nb; b0 += kChunkBlocks) {
-        tile_columns_range<Step, Block>(x, a + i0 * as, as, m, acc, kRows, b0,
-                                        std::min(nb, b0 + kChunkBlocks));
-      }
-      for (int i = 0; i < m; ++i)
-        _mm256_storeu_ps(y + (i0 + i) * ldy + r, _mm256_load_ps(acc + i * kRows));
-    }
-  }
+  walk_packed<PackedTile<Step>, Block>(w, ws, rows, a, as, n, y, ldy, cols);
 }
 
 // Sets the packed products of Q8_0, Q4_0 and Q5_0 in t (their packing is set by

@@ -1,0 +1,157 @@
+// Q8_0, Q4_0 and Q5_0 weights interleaved by 8 rows: the packed block layouts and their
+// packing, shared by every instruction set that reads them (the AVX2 and AVX-VNNI tables,
+// packed_blocks.h; the NEON tables, packed_neon.h). Portable code, no intrinsics.
+//
+// In the file, each row is a run of 32-weight blocks (f16 scale + quants). Packed, the
+// blocks of 8 rows that cover the same 32 inputs sit together: their 8 scales, then their
+// quants arranged so that one 32-byte vector (two 16-byte ones on arm64) holds "slice" s
+// (inputs 4s..4s+3) of all 8 rows, row r in bytes 4r..4r+3. One vector then serves 8 (or 4)
+// output rows, each 32-bit lane of the products belongs to one row, and a block's integer sums
+// come out in whole registers: no horizontal sums, and one float multiply-add per block for
+// 8 rows. Each packed layout is exactly as large as the file's.
+//
+// For each (row, activation) pair the float work is the same whatever the batch, tile or
+// instruction set: acc = 0; per block, acc = fma(float(integer sum), d_w * d_a, acc); the
+// integer sums are exact, so every table that reads these layouts gives the same results,
+// and batched products equal one-row products bit for bit.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+#include "backend/cpu/quant_blocks.h"
+
+namespace leapfrog::cpu::packed {
+
+// Internal linkage: files built for different instruction sets include this, and one
+// shared copy of a function could carry the wrong set's instructions.
+namespace {
+
+constexpr int kRows = 8;
+constexpr int kSlices = kQK / 4;  // 4-input slices per block
+
+// Q8_0: slice s of row r at qs[32 s + 4 r].
+struct BlockQ8_0x8 {
+  uint16_t d[kRows];
+  int8_t qs[kRows * kQK];
+};
+// Q4_0: vector k (k < 4) holds slice k in its low nibbles and slice k + 4 in its high
+// nibbles, byte 4 r + e = element e of the slice in row r; value = nibble - 8.
+struct BlockQ4_0x8 {
+  uint16_t d[kRows];
+  uint8_t qs[kRows * kQK / 2];
+};
+// Q5_0: the nibbles as Q4_0's, and per slice one 32-bit word whose bit j is the fifth bit
+// of byte j of the slice vector; value = 5-bit q - 16.
+struct BlockQ5_0x8 {
+  uint16_t d[kRows];
+  uint32_t qh[kSlices];
+  uint8_t qs[kRows * kQK / 2];
+};
+static_assert(sizeof(BlockQ8_0x8) == kRows * sizeof(BlockQ8_0));
+static_assert(sizeof(BlockQ4_0x8) == kRows * sizeof(BlockQ4_0));
+static_assert(sizeof(BlockQ5_0x8) == kRows * sizeof(BlockQ5_0));
+
+// ---- packing (once, at load) ------------------------------------------------------------
+
+void pack_q8_0x8(const uint8_t* w, size_t ws, int64_t cols, uint8_t* dst) {
+  BlockQ8_0x8* out = reinterpret_cast<BlockQ8_0x8*>(dst);
+  for (int64_t b = 0; b < cols / kQK; ++b) {
+    for (int r = 0; r < kRows; ++r) {
+      const BlockQ8_0& x = reinterpret_cast<const BlockQ8_0*>(w + r * ws)[b];
+      out[b].d[r] = x.d;
+      for (int s = 0; s < kSlices; ++s) std::memcpy(out[b].qs + 32 * s + 4 * r, x.qs + 4 * s, 4);
+    }
+  }
+}
+
+// The 4-bit part of codes[r][j] (row r, element j) as the packed nibble vectors (Q4_0 and
+// Q5_0 alike).
+void pack_nibbles(const uint8_t (&codes)[kRows][kQK], uint8_t* qs) {
+  for (int k = 0; k < 4; ++k) {  // vector k: slice k low, slice k + 4 high
+    for (int r = 0; r < kRows; ++r) {
+      for (int e = 0; e < 4; ++e) {
+        const int lo = codes[r][4 * k + e] & 0xF, hi = codes[r][4 * (k + 4) + e] & 0xF;
+        qs[32 * k + 4 * r + e] = uint8_t(lo | hi << 4);
+      }
+    }
+  }
+}
+
+// Q4_0 / Q5_0 (Out = BlockQ4_0x8 / BlockQ5_0x8): scales, nibble vectors and, for Q5_0, the
+// per-slice words of fifth bits.
+template <class In, class Out, void (*Codes)(const In&, uint8_t*)>
+void pack_nibble_type(const uint8_t* w, size_t ws, int64_t cols, uint8_t* dst) {
+  Out* out = reinterpret_cast<Out*>(dst);
+  uint8_t codes[kRows][kQK];
+  for (int64_t b = 0; b < cols / kQK; ++b) {
+    for (int r = 0; r < kRows; ++r) {
+      const In& x = reinterpret_cast<const In*>(w + r * ws)[b];
+      out[b].d[r] = x.d;
+      Codes(x, codes[r]);
+    }
+    pack_nibbles(codes, out[b].qs);
+    if constexpr (std::is_same_v<Out, BlockQ5_0x8>) {
+      for (int s = 0; s < kSlices; ++s) {
+        uint32_t bits = 0;  // bit 4r + e: the fifth bit of element 4s + e of row r
+        for (int r = 0; r < kRows; ++r) {
+          for (int e = 0; e < 4; ++e) bits |= uint32_t(codes[r][4 * s + e] >> 4) << (4 * r + e);
+        }
+        out[b].qh[s] = bits;
+      }
+    }
+  }
+}
+
+// ---- the walk of a product over the packed groups ------------------------------------------
+//
+// Tile::template run<C>(x, a, as, y, ldy, b0, b1): one group x 8 rows x C activation rows over
+// blocks [b0, b1), float sums starting at 0 for b0 == 0 and otherwise taken from y (8 floats
+// per activation row at y + c * ldy), where they are left. Up to 4 activation rows stream each
+// group's weights once, straight into y. More rows walk each group's inputs chunk by chunk
+// (16 blocks: 4.3 KiB of Q8_0), every tile of activation rows passing over a chunk while it is
+// in L1 — the weights come from memory once whatever n is — the sums carried in a contiguous
+// scratch (y's rows lie a whole output apart and alias in L1) and copied to y once per group.
+// The float operations per (row, activation) are the same either way.
+constexpr int64_t kWalkChunkBlocks = 16;
+constexpr int kWalkScratchRows = 64;
+
+template <class Tile, class Block>
+void walk_columns(const Block* x, const uint8_t* a, size_t as, int n, float* y, size_t ldy,
+                  int64_t b0, int64_t b1) {
+  int i = 0;
+  for (; i + 4 <= n; i += 4) Tile::template run<4>(x, a + i * as, as, y + i * ldy, ldy, b0, b1);
+  if (n - i >= 2) {
+    Tile::template run<2>(x, a + i * as, as, y + i * ldy, ldy, b0, b1);
+    i += 2;
+  }
+  if (i < n) Tile::template run<1>(x, a + i * as, as, y + i * ldy, ldy, b0, b1);
+}
+
+template <class Tile, class Block>
+void walk_packed(const uint8_t* w, size_t ws, int64_t rows, const uint8_t* a, size_t as, int n,
+                 float* y, size_t ldy, int64_t cols) {
+  const int64_t nb = cols / kQK;
+  alignas(64) thread_local float acc[kWalkScratchRows * kRows];
+  for (int64_t r = 0; r < rows; r += kRows) {
+    const Block* x = reinterpret_cast<const Block*>(w + (r / kRows) * ws);
+    if (n <= 4) {
+      walk_columns<Tile>(x, a, as, n, y + r, ldy, 0, nb);
+      continue;
+    }
+    for (int i0 = 0; i0 < n; i0 += kWalkScratchRows) {
+      const int m = n - i0 < kWalkScratchRows ? n - i0 : kWalkScratchRows;
+      for (int64_t b0 = 0; b0 < nb; b0 += kWalkChunkBlocks) {
+        const int64_t b1 = b0 + kWalkChunkBlocks < nb ? b0 + kWalkChunkBlocks : nb;
+        walk_columns<Tile>(x, a + i0 * as, as, m, acc, kRows, b0, b1);
+      }
+      for (int i = 0; i < m; ++i)
+        std::memcpy(y + (i0 + i) * ldy + r, acc + i * kRows, kRows * sizeof(float));
+    }
+  }
+}
+
+}  // namespace
+
+}  // namespace leapfrog::cpu::packed

@@ -1,0 +1,134 @@
+// The arm64 products over the 8-row interleaved Q8_0, Q4_0 and Q5_0 layouts of
+// packed_layouts.h — the layouts the x86 tables read — written once over the NEON int8 dot
+// primitive I8::dot(acc, a, b) (lane i gains a[4i..4i+3] . b[4i..4i+3]; plain NEON or sdot,
+// kernels_neon_int8.h). A 16-byte vector holds slice s of 4 rows, so two of them serve the
+// group's 8 rows against one activation word loaded once and replicated (ld1r): each 32-bit
+// lane of the sums belongs to one output row, and there is no horizontal sum. The integer
+// sums are exact and the float work per (row, activation) is the layouts' rule, so these
+// products equal the x86 tables' bit for bit, and batched rows equal one-row products.
+// Internal linkage: the +dotprod copies must never stand in for the plain ones at link time.
+#pragma once
+#include <arm_neon.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "backend/cpu/kernels.h"
+#include "backend/cpu/packed_layouts.h"
+#include "backend/cpu/quant_blocks.h"
+
+namespace leapfrog::cpu::packed {
+namespace {
+
+// The two halves (rows 0-3, rows 4-7) of slice s of a packed block, as signed weights.
+struct Half2 {
+  int8x16_t lo, hi;
+};
+
+inline Half2 neon_slice(const BlockQ8_0x8& x, int s) {
+  return {vld1q_s8(x.qs + 32 * s), vld1q_s8(x.qs + 32 * s + 16)};
+}
+
+// Vector k (k < 4) holds slice k in its low nibbles and slice k + 4 in its high ones.
+inline void neon_nibbles(const uint8_t* qs, int s, uint8x16_t& lo, uint8x16_t& hi) {
+  const uint8x16_t v0 = vld1q_u8(qs + 32 * (s % 4)), v1 = vld1q_u8(qs + 32 * (s % 4) + 16);
+  const uint8x16_t m = vdupq_n_u8(0xF);
+  lo = s < 4 ? vandq_u8(v0, m) : vshrq_n_u8(v0, 4);
+  hi = s < 4 ? vandq_u8(v1, m) : vshrq_n_u8(v1, 4);
+}
+
+inline Half2 neon_slice(const BlockQ4_0x8& x, int s) {
+  uint8x16_t lo, hi;
+  neon_nibbles(x.qs, s, lo, hi);
+  const int8x16_t eight = vdupq_n_s8(8);
+  return {vsubq_s8(vreinterpretq_s8_u8(lo), eight), vsubq_s8(vreinterpretq_s8_u8(hi), eight)};
+}
+
+inline Half2 neon_slice(const BlockQ5_0x8& x, int s) {
+  uint8x16_t lo, hi;
+  neon_nibbles(x.qs, s, lo, hi);
+  // Bit j of the slice's word is the fifth bit of byte j: bytes 0-15 from the word's first
+  // two bytes, 16-31 from the last two.
+  const uint8x16_t word = vreinterpretq_u8_u32(vdupq_n_u32(x.qh[s]));
+  const uint8x16_t idx_lo = {0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1};
+  const uint8x16_t idx_hi = {2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3};
+  const uint8x16_t bit = {1, 2, 4, 8, 16, 32, 64, 128, 1, 2, 4, 8, 16, 32, 64, 128};
+  const uint8x16_t sixteen = vdupq_n_u8(16);
+  const uint8x16_t h_lo = vandq_u8(vtstq_u8(vqtbl1q_u8(word, idx_lo), bit), sixteen);
+  const uint8x16_t h_hi = vandq_u8(vtstq_u8(vqtbl1q_u8(word, idx_hi), bit), sixteen);
+  const int8x16_t off = vdupq_n_s8(16);
+  return {vsubq_s8(vreinterpretq_s8_u8(vorrq_u8(lo, h_lo)), off),
+          vsubq_s8(vreinterpretq_s8_u8(vorrq_u8(hi, h_hi)), off)};
+}
+
+// 8 packed rows x C activation rows over blocks [b0, b1); the float accumulators start at 0
+// for b0 == 0 and are otherwise taken from y (8 floats per activation row c at y + c * ldy),
+// where they are left — a walk over the inputs in chunks carries them there.
+template <class I8, class Block, int C>
+void neon_tile(const Block* x, const uint8_t* a, size_t as, float* y, size_t ldy, int64_t b0,
+               int64_t b1) {
+  float32x4_t facc[C][2];
+  for (int c = 0; c < C; ++c) {
+    facc[c][0] = b0 == 0 ? vdupq_n_f32(0) : vld1q_f32(y + c * ldy);
+    facc[c][1] = b0 == 0 ? vdupq_n_f32(0) : vld1q_f32(y + c * ldy + 4);
+  }
+  const auto act = [&](int c) { return reinterpret_cast<const ActQ8_0*>(a + c * as); };
+  for (int64_t b = b0; b < b1; ++b) {
+    __builtin_prefetch(x + b + 16);  // the weights stream from memory once, at the tile's pace
+    int32x4_t acc[C][2];
+    for (int c = 0; c < C; ++c) acc[c][0] = acc[c][1] = vdupq_n_s32(0);
+    for (int s = 0; s < kSlices; ++s) {
+      const Half2 w = neon_slice(x[b], s);
+      for (int c = 0; c < C; ++c) {
+        int32_t four;
+        std::memcpy(&four, act(c)[b].qs + 4 * s, 4);
+        const int8x16_t av = vreinterpretq_s8_s32(vdupq_n_s32(four));
+        acc[c][0] = I8::dot(acc[c][0], w.lo, av);
+        acc[c][1] = I8::dot(acc[c][1], w.hi, av);
+      }
+    }
+    // The 8 f16 scales widened exactly, as the x86 tables' vcvtph2ps.
+    const float16x8_t dh = vreinterpretq_f16_u16(vld1q_u16(x[b].d));
+    const float32x4_t dw0 = vcvt_f32_f16(vget_low_f16(dh)), dw1 = vcvt_f32_f16(vget_high_f16(dh));
+    for (int c = 0; c < C; ++c) {
+      const float da = act(c)[b].d;
+      facc[c][0] = vfmaq_f32(facc[c][0], vcvtq_f32_s32(acc[c][0]), vmulq_n_f32(dw0, da));
+      facc[c][1] = vfmaq_f32(facc[c][1], vcvtq_f32_s32(acc[c][1]), vmulq_n_f32(dw1, da));
+    }
+  }
+  for (int c = 0; c < C; ++c) {
+    vst1q_f32(y + c * ldy, facc[c][0]);
+    vst1q_f32(y + c * ldy + 4, facc[c][1]);
+  }
+}
+
+template <class I8>
+struct NeonTile {
+  template <int C, class Block>
+  static void run(const Block* x, const uint8_t* a, size_t as, float* y, size_t ldy, int64_t b0,
+                  int64_t b1) {
+    neon_tile<I8, Block, C>(x, a, as, y, ldy, b0, b1);
+  }
+};
+
+// Kernels::Packed::gemm: the walk the x86 tables take (packed_layouts.h).
+template <class I8, class Block>
+void neon_gemm_packed(const uint8_t* w, size_t ws, int64_t rows, const uint8_t* a, size_t as, int n,
+                      float* y, size_t ldy, int64_t cols) {
+  walk_packed<NeonTile<I8>, Block>(w, ws, rows, a, as, n, y, ldy, cols);
+}
+
+// Sets the packed layouts and products of Q8_0, Q4_0 and Q5_0 in t.
+template <class I8>
+void set_packed_neon(Kernels& t) {
+  t.packed[kernel_slot(GgmlType::Q8_0)] = {kRows, pack_q8_0x8, neon_gemm_packed<I8, BlockQ8_0x8>};
+  t.packed[kernel_slot(GgmlType::Q4_0)] = {
+      kRows, pack_nibble_type<BlockQ4_0, BlockQ4_0x8, file_codes_q4_0>,
+      neon_gemm_packed<I8, BlockQ4_0x8>};
+  t.packed[kernel_slot(GgmlType::Q5_0)] = {
+      kRows, pack_nibble_type<BlockQ5_0, BlockQ5_0x8, file_codes_q5_0>,
+      neon_gemm_packed<I8, BlockQ5_0x8>};
+}
+
+}  // namespace
+}  // namespace leapfrog::cpu::packed
