@@ -183,13 +183,13 @@ struct Q4K {
 // Per super-block of 16 rows: their f16 scales; the sixteen int8 sub-block scales in pairs
 // (sc[k][r] = scales 2k and 2k + 1 of row r, so one sign extension gives vpdpwssd's int16
 // pairs); and per sub-block j (inputs 16j..16j+15, four slices) the 6-bit codes in three
-// vectors: ql[j][0] slices 0 and 1 (low and high nibbles), ql[j][1] slices 2 and 3, qh[j] the top
-// two bits of slice s in bits 2s, 2s + 1. As compact as the file (210 bytes a row).
+// vectors: qs[j][t] holds slice t (t < 3) in the low 6 bits of each byte and bits 2t, 2t + 1 of
+// slice 3 in the top two, so three slices cost one AND each. As compact as the file (210 bytes
+// a row).
 struct BlockQ6_Kx16 {
   uint16_t d[kRows];
   int8_t sc[8][kRows][2];
-  uint8_t ql[16][2][64];
-  uint8_t qh[16][64];
+  uint8_t qs[16][3][64];
 };
 static_assert(sizeof(BlockQ6_Kx16) == kRows * sizeof(BlockQ6_K));
 
@@ -215,18 +215,16 @@ void pack_q6_k16(const uint8_t* w, size_t ws, int64_t cols, uint8_t* dst) {
   uint8_t q[kQK_K];
   for (int64_t b = 0; b < cols / kQK_K; ++b) {
     BlockQ6_Kx16& o = out[b];
-    std::memset(&o, 0, sizeof(o));
     for (int r = 0; r < kRows; ++r) {
       const BlockQ6_K& x = reinterpret_cast<const BlockQ6_K*>(w + r * ws)[b];
       o.d[r] = x.d;
       for (int j = 0; j < 16; ++j) o.sc[j / 2][r][j % 2] = x.scales[j];
       codes_q6_k(x, q);
       for (int j = 0; j < 16; ++j) {
-        for (int s = 0; s < 4; ++s) {
+        for (int t = 0; t < 3; ++t) {
           for (int e = 0; e < 4; ++e) {
-            const uint8_t v = q[16 * j + 4 * s + e];
-            o.ql[j][s / 2][4 * r + e] |= uint8_t((v & 0xF) << (4 * (s % 2)));
-            o.qh[j][4 * r + e] |= uint8_t((v >> 4) << (2 * s));
+            const int s3 = q[16 * j + 12 + e] >> (2 * t) & 3;
+            o.qs[j][t][4 * r + e] = uint8_t(q[16 * j + 4 * t + e] | s3 << 6);
           }
         }
       }
@@ -236,17 +234,20 @@ void pack_q6_k16(const uint8_t* w, size_t ws, int64_t cols, uint8_t* dst) {
 
 // The four slices of sub-block j as unsigned 6-bit codes.
 inline void q6_k_slices(const BlockQ6_Kx16& xb, int j, __m512i w[4]) {
-  const __m512i m4 = _mm512_set1_epi8(0xF), m30 = _mm512_set1_epi8(0x30);
-  const __m512i l0 = _mm512_loadu_si512(xb.ql[j][0]), l1 = _mm512_loadu_si512(xb.ql[j][1]);
-  const __m512i h = _mm512_loadu_si512(xb.qh[j]);
-  // (x & 0xF) | (y & 0x30), one vpternlog per slice (word shifts stay inside the masks).
-  const auto merge = [&](__m512i lo, __m512i hi) {
-    return _mm512_ternarylogic_epi32(_mm512_and_si512(lo, m4), hi, m30, 0xF8);  // A | (B & C)
-  };
-  w[0] = merge(l0, _mm512_slli_epi16(h, 4));
-  w[1] = merge(_mm512_srli_epi16(l0, 4), _mm512_slli_epi16(h, 2));
-  w[2] = merge(l1, h);
-  w[3] = merge(_mm512_srli_epi16(l1, 4), _mm512_srli_epi16(h, 2));
+  const __m512i m6 = _mm512_set1_epi8(0x3F);
+  const __m512i v0 = _mm512_loadu_si512(xb.qs[j][0]), v1 = _mm512_loadu_si512(xb.qs[j][1]),
+                v2 = _mm512_loadu_si512(xb.qs[j][2]);
+  w[0] = _mm512_and_si512(v0, m6);
+  w[1] = _mm512_and_si512(v1, m6);
+  w[2] = _mm512_and_si512(v2, m6);
+  // Slice 3: the top bits of v0, v1, v2 moved to bits 0-1, 2-3, 4-5 (word shifts; what comes
+  // in from the neighbouring byte is masked off), joined by bit selects: k ? a : b.
+  constexpr int kSelect = 0xE4;
+  const __m512i u = _mm512_ternarylogic_epi32(_mm512_srli_epi16(v0, 6), _mm512_srli_epi16(v1, 4),
+                                              _mm512_set1_epi8(0x03), kSelect);
+  const __m512i t =
+      _mm512_ternarylogic_epi32(u, _mm512_srli_epi16(v2, 2), _mm512_set1_epi8(0x0F), kSelect);
+  w[3] = _mm512_and_si512(t, m6);
 }
 
 template <int C>
