@@ -52,7 +52,7 @@ TEST(batched_rows_bit_identical_to_single_rows) {
       for (GgmlType t : kTypes) {
         auto wb = random_weights(t, rows, cols, rng);
         WeightView w{t, wb.data(), rows, cols, ggml_row_bytes(t, cols)};
-        for (int n : {2, 3, 4, 5, 7, 8, 16, 33, 64, 70}) {
+        for (int n : {2, 3, 4, 5, 7, 8, 16, 17, 33, 64, 70}) {
           std::vector<float> x(size_t(n) * cols), y(size_t(n) * rows);
           for (auto& v : x) v = nd(rng);
           be.matmul(w, x.data(), n, y.data());
@@ -141,7 +141,8 @@ TEST(matmul_multi_equals_separate_matmuls) {
 TEST(packed_weights_match_file_layout_and_batches) {
   std::mt19937 rng(17);
   std::normal_distribution<float> nd(0, 1);
-  const int rows = 48, cols = 768;
+  // cols: five K-quant super-blocks, so the walk over the inputs takes more than one chunk.
+  const int rows = 48, cols = 1280;
   int packed_types = 0;
   for (Isa isa : runnable_isas()) {
     for (int threads : {1, 3}) {
@@ -156,7 +157,7 @@ TEST(packed_weights_match_file_layout_and_batches) {
         packed.packed = packed_mem->as<uint8_t>().get();
         const std::string what =
             tname(t) + " " + isa_name(isa) + " threads=" + std::to_string(threads);
-        for (int n : {1, 2, 3, 4, 5, 8, 16, 33, 64, 70}) {
+        for (int n : {1, 2, 3, 4, 5, 8, 16, 17, 33, 64, 70}) {
           std::vector<float> x(size_t(n) * cols), y(size_t(n) * rows), ref(y);
           for (auto& v : x) v = nd(rng);
           be.matmul(packed, x.data(), n, y.data());

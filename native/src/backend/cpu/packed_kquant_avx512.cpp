@@ -1,0 +1,379 @@
+// AVX-512 VNNI products over Q4_K and Q6_K weights packed 16 rows per super-block group, in
+// the style of packed_avx512.cpp: one 64-byte vector holds slice s (inputs 4s..4s+3) of 16
+// rows, row r in bytes 4r..4r+3, and one vpdpbusd with the activation's 4 bytes broadcast from
+// memory adds 16 rows' 4-input dot products. The quants are the unsigned side (Q4_K's nibble,
+// Q6_K's 6-bit code 0..63), the Q8_K activations the signed side.
+//
+// Work is split in "quads": 4 slices (16 inputs) of one sub-block. A quad's integer sum is at
+// most 16 * 15 * 128 = 30720 for Q4_K, so it fits the low 16 bits of its lane and one vpdpwssd
+// against the sub-block scale (high 16 bits zero) adds sum * scale exactly. Q6_K's quad (one
+// whole sub-block, up to 16 * 63 * 128) does not fit; it is scaled in floats instead.
+//
+// Per (row, activation) the float work per super-block is fixed, whatever the number of
+// activation rows or the tile:
+//   Q4_K: acc += (d_a d) tot - (d_a dmin) msum   (tot, msum exact integers; llama.cpp's order)
+//   Q6_K: f = -32 msum (exact); f = fma(quad_j, sc_j, f) for j = 0..15; acc = fma(f, d d_a, acc)
+// so batched rows equal one-row products bit for bit (this level's own results; other levels
+// and the file-layout kernels sum the same integers in another float order).
+//
+// Batches walk each group's inputs in chunks of a few super-blocks, the activation rows 16, 8,
+// 4, 2, 1 at a time per chunk, so the weights come from memory once whatever n is; the float
+// accumulators live in a contiguous scratch (see gemm16 in packed_avx512.cpp for why).
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "backend/cpu/avx512_parts.h"
+#include "backend/cpu/quant_blocks.h"
+
+namespace leapfrog::cpu {
+
+namespace {
+
+constexpr int kRows = 16;
+constexpr int kSlices = kQK / 4;  // slices of a 32-input Q4_K sub-block
+
+// acc += the 4-byte dot products of w's 16 lanes with the 4 bytes at a, broadcast from
+// memory (see packed_avx512.cpp: written out so the broadcast stays a memory operand).
+inline __m512i dpbusd_bcast(__m512i acc, __m512i w, const int8_t* a) {
+  asm("vpdpbusd %2%{1to16%}, %1, %0"
+      : "+v"(acc)
+      : "v"(w), "m"(*reinterpret_cast<const int32_t*>(a)));
+  return acc;
+}
+// acc += the int16 pairs of w times the pair at p, broadcast from memory.
+inline __m512i dpwssd_bcast(__m512i acc, __m512i w, const int16_t* p) {
+  asm("vpdpwssd %2%{1to16%}, %1, %0"
+      : "+v"(acc)
+      : "v"(w), "m"(*reinterpret_cast<const int32_t*>(p)));
+  return acc;
+}
+
+inline __m512i bytes_to_lanes(const uint8_t* p) {
+  return _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+}
+inline __m512 f16x16(const uint16_t* p) {
+  return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+}
+
+// Fetch part k (of 16) of the super-block group `ahead` groups past b into L1: the weights
+// stream from memory once, at the tile's pace (groups lie one after another, so past a group's
+// end this is the next group's start). A few lines per quad or sub-block rather than the whole
+// group at once: a burst of 40-50 prefetches fills the line-fill buffers and stalls the tile
+// (measured, streaming from memory: Q6_K at n = 16 took 20-30 % longer with the burst).
+template <class Block>
+inline void prefetch_part(const Block* x, int64_t b, int64_t ahead, int k) {
+  constexpr size_t kLines = (sizeof(Block) + 63) / 64, kPer = (kLines + 15) / 16;
+  const char* p = reinterpret_cast<const char*>(x + b + ahead) + 64 * kPer * k;
+#pragma GCC unroll 4
+  for (size_t i = 0; i < kPer; ++i) _mm_prefetch(p + 64 * i, _MM_HINT_T0);
+}
+
+// ---- Q4_K --------------------------------------------------------------------------------
+//
+// Per super-block of 16 rows: their f16 scales, the eight 6-bit sub-block scales and mins
+// unpacked to bytes (sc[j][r], m[j][r]), and the quants as the file keeps them — chunk c holds
+// sub-block 2c in its low nibbles and 2c + 1 in its high ones — with slice s of the 16 rows in
+// one vector.
+struct BlockQ4_Kx16 {
+  uint16_t d[kRows], dmin[kRows];
+  uint8_t sc[8][kRows], m[8][kRows];
+  uint8_t qs[4][kSlices][64];
+};
+static_assert(sizeof(BlockQ4_Kx16) == 2368);
+
+size_t q4k16_group_bytes(int64_t cols) { return size_t(cols / kQK_K) * sizeof(BlockQ4_Kx16); }
+
+void pack_q4_k16(const uint8_t* w, size_t ws, int64_t cols, uint8_t* dst) {
+  BlockQ4_Kx16* out = reinterpret_cast<BlockQ4_Kx16*>(dst);
+  for (int64_t b = 0; b < cols / kQK_K; ++b) {
+    BlockQ4_Kx16& o = out[b];
+    for (int r = 0; r < kRows; ++r) {
+      const BlockQ4_K& x = reinterpret_cast<const BlockQ4_K*>(w + r * ws)[b];
+      o.d[r] = x.d;
+      o.dmin[r] = x.dmin;
+      for (int j = 0; j < 8; ++j) scale_min_k4(j, x.scales, o.sc[j][r], o.m[j][r]);
+      for (int c = 0; c < 4; ++c) {
+        for (int sl = 0; sl < kSlices; ++sl)
+          std::memcpy(&o.qs[c][sl][4 * r], x.qs + 32 * c + 4 * sl, 4);
+      }
+    }
+  }
+}
+
+// 16 packed rows x C activation rows over super-blocks [b0, b1), the float sums in acc (16
+// floats per activation row; zeroed at b0 == 0).
+template <int C>
+void tile_q4_k(const BlockQ4_Kx16* x, const uint8_t* a, size_t as, float* acc, int64_t b0,
+               int64_t b1, int64_t ahead) {
+  const auto act = [&](int c) { return reinterpret_cast<const ActQ8_K*>(a + c * as); };
+  const __m512i m4 = _mm512_set1_epi8(0xF);
+  if (b0 == 0) {
+#pragma GCC unroll 16
+    for (int c = 0; c < C; ++c) _mm512_store_ps(acc + 16 * c, _mm512_setzero_ps());
+  }
+  for (int64_t b = b0; b < b1; ++b) {
+    const BlockQ4_Kx16& xb = x[b];
+    __m512i tot[C];
+#pragma GCC unroll 16
+    for (int c = 0; c < C; ++c) tot[c] = _mm512_setzero_si512();
+#pragma GCC unroll 1
+    for (int cc = 0; cc < 4; ++cc) {
+#pragma GCC unroll 2
+      for (int nib = 0; nib < 2; ++nib) {
+        const int j = 2 * cc + nib;
+        const __m512i sc = bytes_to_lanes(xb.sc[j]);
+#pragma GCC unroll 2
+        for (int h = 0; h < 2; ++h) {
+          __m512i wq[4];
+#pragma GCC unroll 4
+          for (int s = 0; s < 4; ++s) {
+            const __m512i v = _mm512_loadu_si512(xb.qs[cc][4 * h + s]);
+            wq[s] = _mm512_and_si512(nib ? _mm512_srli_epi16(v, 4) : v, m4);
+          }
+          prefetch_part(x, b, ahead, 4 * cc + 2 * nib + h);
+          const int off = 64 * cc + 32 * nib + 16 * h;
+#pragma GCC unroll 16
+          for (int c = 0; c < C; ++c) {
+            const int8_t* q = act(c)[b].qs + off;
+            __m512i p = dpbusd_bcast(_mm512_setzero_si512(), wq[0], q);
+            p = dpbusd_bcast(p, wq[1], q + 4);
+            p = dpbusd_bcast(p, wq[2], q + 8);
+            p = dpbusd_bcast(p, wq[3], q + 12);
+            tot[c] = _mm512_dpwssd_epi32(tot[c], p, sc);
+          }
+        }
+      }
+    }
+    // msum = sum_j m_j * (bsums[2j] + bsums[2j + 1]): lanes (m_j, m_j) against the pair.
+    __m512i mp[8];
+#pragma GCC unroll 8
+    for (int j = 0; j < 8; ++j) {
+      const __m512i m = bytes_to_lanes(xb.m[j]);
+      mp[j] = _mm512_or_si512(m, _mm512_slli_epi32(m, 16));
+    }
+    const __m512 dw = f16x16(xb.d), dmin = f16x16(xb.dmin);
+#pragma GCC unroll 16
+    for (int c = 0; c < C; ++c) {
+      __m512i msum = _mm512_setzero_si512();
+#pragma GCC unroll 8
+      for (int j = 0; j < 8; ++j) msum = dpwssd_bcast(msum, mp[j], act(c)[b].bsums + 2 * j);
+      // As llama.cpp orders it: d = d_a * d_w, m = d_a * dmin_w, acc += d * sum - m * msum.
+      const __m512 da = _mm512_set1_ps(act(c)[b].d);
+      const __m512 t =
+          _mm512_fnmadd_ps(_mm512_mul_ps(da, dmin), _mm512_cvtepi32_ps(msum),
+                           _mm512_mul_ps(_mm512_mul_ps(da, dw), _mm512_cvtepi32_ps(tot[c])));
+      _mm512_store_ps(acc + 16 * c, _mm512_add_ps(_mm512_load_ps(acc + 16 * c), t));
+    }
+  }
+}
+
+struct Q4K {
+  using Block = BlockQ4_Kx16;
+  template <int C>
+  static void tile(const Block* x, const uint8_t* a, size_t as, float* acc, int64_t b0, int64_t b1,
+                   int64_t ahead) {
+    tile_q4_k<C>(x, a, as, acc, b0, b1, ahead);
+  }
+};
+
+// ---- Q6_K --------------------------------------------------------------------------------
+//
+// Per super-block of 16 rows: their f16 scales; the sixteen int8 sub-block scales in pairs
+// (sc[k][r] = scales 2k and 2k + 1 of row r, so one sign extension gives vpdpwssd's int16
+// pairs); and per sub-block j (inputs 16j..16j+15, four slices) the 6-bit codes in three
+// vectors: qs[j][t] holds slice t (t < 3) in the low 6 bits of each byte and bits 2t, 2t + 1 of
+// slice 3 in the top two, so three slices cost one AND each. As compact as the file (210 bytes
+// a row).
+struct BlockQ6_Kx16 {
+  uint16_t d[kRows];
+  int8_t sc[8][kRows][2];
+  uint8_t qs[16][3][64];
+};
+static_assert(sizeof(BlockQ6_Kx16) == kRows * sizeof(BlockQ6_K));
+
+size_t q6k16_group_bytes(int64_t cols) { return size_t(cols / kQK_K) * sizeof(BlockQ6_Kx16); }
+
+// The 6-bit codes (0..63) of a file super-block's 256 elements, in order.
+void codes_q6_k(const BlockQ6_K& x, uint8_t* q) {
+  for (int h = 0; h < 2; ++h) {
+    const uint8_t* ql = x.ql + 64 * h;
+    const uint8_t* qh = x.qh + 32 * h;
+    uint8_t* o = q + 128 * h;
+    for (int l = 0; l < 32; ++l) {
+      o[l] = uint8_t((ql[l] & 0xF) | (qh[l] & 3) << 4);
+      o[l + 32] = uint8_t((ql[l + 32] & 0xF) | (qh[l] >> 2 & 3) << 4);
+      o[l + 64] = uint8_t((ql[l] >> 4) | (qh[l] >> 4 & 3) << 4);
+      o[l + 96] = uint8_t((ql[l + 32] >> 4) | (qh[l] >> 6 & 3) << 4);
+    }
+  }
+}
+
+void pack_q6_k16(const uint8_t* w, size_t ws, int64_t cols, uint8_t* dst) {
+  BlockQ6_Kx16* out = reinterpret_cast<BlockQ6_Kx16*>(dst);
+  uint8_t q[kQK_K];
+  for (int64_t b = 0; b < cols / kQK_K; ++b) {
+    BlockQ6_Kx16& o = out[b];
+    for (int r = 0; r < kRows; ++r) {
+      const BlockQ6_K& x = reinterpret_cast<const BlockQ6_K*>(w + r * ws)[b];
+      o.d[r] = x.d;
+      for (int j = 0; j < 16; ++j) o.sc[j / 2][r][j % 2] = x.scales[j];
+      codes_q6_k(x, q);
+      for (int j = 0; j < 16; ++j) {
+        for (int t = 0; t < 3; ++t) {
+          for (int e = 0; e < 4; ++e) {
+            const int s3 = q[16 * j + 12 + e] >> (2 * t) & 3;
+            o.qs[j][t][4 * r + e] = uint8_t(q[16 * j + 4 * t + e] | s3 << 6);
+          }
+        }
+      }
+    }
+  }
+}
+
+// The four slices of sub-block j as unsigned 6-bit codes.
+inline void q6_k_slices(const BlockQ6_Kx16& xb, int j, __m512i w[4]) {
+  const __m512i m6 = _mm512_set1_epi8(0x3F);
+  const __m512i v0 = _mm512_loadu_si512(xb.qs[j][0]), v1 = _mm512_loadu_si512(xb.qs[j][1]),
+                v2 = _mm512_loadu_si512(xb.qs[j][2]);
+  w[0] = _mm512_and_si512(v0, m6);
+  w[1] = _mm512_and_si512(v1, m6);
+  w[2] = _mm512_and_si512(v2, m6);
+  // Slice 3: the top bits of v0, v1, v2 moved to bits 0-1, 2-3, 4-5 (word shifts; what comes
+  // in from the neighbouring byte is masked off), joined by bit selects: k ? a : b.
+  constexpr int kSelect = 0xE4;
+  const __m512i u = _mm512_ternarylogic_epi32(_mm512_srli_epi16(v0, 6), _mm512_srli_epi16(v1, 4),
+                                              _mm512_set1_epi8(0x03), kSelect);
+  const __m512i t =
+      _mm512_ternarylogic_epi32(u, _mm512_srli_epi16(v2, 2), _mm512_set1_epi8(0x0F), kSelect);
+  w[3] = _mm512_and_si512(t, m6);
+}
+
+template <int C>
+void tile_q6_k(const BlockQ6_Kx16* x, const uint8_t* a, size_t as, float* acc, int64_t b0,
+               int64_t b1, int64_t ahead) {
+  const auto act = [&](int c) { return reinterpret_cast<const ActQ8_K*>(a + c * as); };
+  if (b0 == 0) {
+#pragma GCC unroll 16
+    for (int c = 0; c < C; ++c) _mm512_store_ps(acc + 16 * c, _mm512_setzero_ps());
+  }
+  for (int64_t b = b0; b < b1; ++b) {
+    const BlockQ6_Kx16& xb = x[b];
+    const auto pairs = [&](int k) {
+      return _mm512_cvtepi8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(xb.sc[k])));
+    };
+    // f = -32 * sum_j sc_j * bsums[j] (exact: at most 16 * 128 * 2048 < 2^24), the codes' offset.
+    __m512 f[C];
+    {
+      __m512i sp[8];
+#pragma GCC unroll 8
+      for (int k = 0; k < 8; ++k) sp[k] = pairs(k);
+#pragma GCC unroll 16
+      for (int c = 0; c < C; ++c) {
+        __m512i msum = _mm512_setzero_si512();
+#pragma GCC unroll 8
+        for (int k = 0; k < 8; ++k) msum = dpwssd_bcast(msum, sp[k], act(c)[b].bsums + 2 * k);
+        f[c] = _mm512_mul_ps(_mm512_cvtepi32_ps(msum), _mm512_set1_ps(-32.0f));
+      }
+    }
+#pragma GCC unroll 1
+    for (int j = 0; j < 16; ++j) {
+      // Scale j of each row: the low or high int16 of pair lane j / 2, as a float.
+      const __m512i sp = pairs(j / 2);
+      const __m512i s32 = _mm512_srai_epi32(j % 2 ? sp : _mm512_slli_epi32(sp, 16), 16);
+      const __m512 scf = _mm512_cvtepi32_ps(s32);
+      __m512i w[4];
+      prefetch_part(x, b, ahead, j);
+      q6_k_slices(xb, j, w);
+#pragma GCC unroll 16
+      for (int c = 0; c < C; ++c) {
+        const int8_t* q = act(c)[b].qs + 16 * j;
+        __m512i p = dpbusd_bcast(_mm512_setzero_si512(), w[0], q);
+        p = dpbusd_bcast(p, w[1], q + 4);
+        p = dpbusd_bcast(p, w[2], q + 8);
+        p = dpbusd_bcast(p, w[3], q + 12);
+        f[c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), scf, f[c]);
+      }
+    }
+    const __m512 dw = f16x16(xb.d);
+#pragma GCC unroll 16
+    for (int c = 0; c < C; ++c) {
+      const __m512 da = _mm512_set1_ps(act(c)[b].d);
+      _mm512_store_ps(acc + 16 * c,
+                      _mm512_fmadd_ps(f[c], _mm512_mul_ps(dw, da), _mm512_load_ps(acc + 16 * c)));
+    }
+  }
+}
+
+struct Q6K {
+  using Block = BlockQ6_Kx16;
+  template <int C>
+  static void tile(const Block* x, const uint8_t* a, size_t as, float* acc, int64_t b0, int64_t b1,
+                   int64_t ahead) {
+    tile_q6_k<C>(x, a, as, acc, b0, b1, ahead);
+  }
+};
+
+// ---- the walk ----------------------------------------------------------------------------
+
+// Super-blocks per chunk of the walk over the inputs (Q4_K: 4.6 KiB of weights, Q6_K: 6.6 KiB),
+// and how far ahead the weights are fetched: one chunk in batches, so the chunk, the one being
+// fetched and an activation tile's blocks (16 rows: 10 KiB) leave room in L1 (4 super-blocks
+// measured no different); in decoding, where a super-block takes little time, further.
+constexpr int64_t kChunk = 2;
+constexpr int64_t kAheadBatch = kChunk;
+constexpr int64_t kAheadDecode = 4;
+// Activation rows per pass over a group (the scratch holds their sums).
+constexpr int kScratchRows = 64;
+
+// Kernels::Packed::gemm: rows a multiple of 16 (w = the packed groups, ws = bytes per group).
+template <class K>
+void gemm_k16(const uint8_t* w, size_t ws, int64_t rows, const uint8_t* a, size_t as, int n,
+              float* y, size_t ldy, int64_t cols) {
+  using Block = typename K::Block;
+  const int64_t nb = cols / kQK_K;
+  alignas(64) thread_local float acc[kScratchRows * kRows];
+  for (int64_t r = 0; r < rows; r += kRows) {
+    const Block* x = reinterpret_cast<const Block*>(w + (r / kRows) * ws);
+    if (n == 1) {
+      K::template tile<1>(x, a, as, acc, 0, nb, kAheadDecode);
+      _mm512_storeu_ps(y + r, _mm512_load_ps(acc));
+      continue;
+    }
+    for (int i0 = 0; i0 < n; i0 += kScratchRows) {
+      const int m = std::min(kScratchRows, n - i0);
+      const uint8_t* a0 = a + i0 * as;
+      for (int64_t b0 = 0; b0 < nb; b0 += kChunk) {
+        const int64_t b1 = std::min(nb, b0 + kChunk);
+        int i = 0;
+        for (; i + 16 <= m; i += 16)
+          K::template tile<16>(x, a0 + i * as, as, acc + i * kRows, b0, b1, kAheadBatch);
+        if (m - i >= 8) {
+          K::template tile<8>(x, a0 + i * as, as, acc + i * kRows, b0, b1, kAheadBatch);
+          i += 8;
+        }
+        if (m - i >= 4) {
+          K::template tile<4>(x, a0 + i * as, as, acc + i * kRows, b0, b1, kAheadBatch);
+          i += 4;
+        }
+        if (m - i >= 2) {
+          K::template tile<2>(x, a0 + i * as, as, acc + i * kRows, b0, b1, kAheadBatch);
+          i += 2;
+        }
+        if (i < m) K::template tile<1>(x, a0 + i * as, as, acc + i * kRows, b0, b1, kAheadBatch);
+      }
+      for (int i = 0; i < m; ++i)
+        _mm512_storeu_ps(y + (i0 + i) * ldy + r, _mm512_load_ps(acc + i * kRows));
+    }
+  }
+}
+
+}  // namespace
+
+void install_packed_kquant_vnni(Kernels& t) {
+  t.packed[kernel_slot(GgmlType::Q4_K)] = {kRows, pack_q4_k16, gemm_k16<Q4K>, q4k16_group_bytes};
+  t.packed[kernel_slot(GgmlType::Q6_K)] = {kRows, pack_q6_k16, gemm_k16<Q6K>, q6k16_group_bytes};
+}
+
+}  // namespace leapfrog::cpu
