@@ -9,6 +9,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { sha256, startFileServer, type FileServer } from '../unit/download-server';
 import {
+  findNotification,
   artifacts,
   launch,
   root,
@@ -129,9 +130,7 @@ describe('e2e: Download Model… in a real VS Code', function () {
     assert.match(shown, /[\d.]+ (kB|MB) of [\d.]+ MB/);
     await screenshot(page, 'download-progress');
     await running.locator('a.monaco-button', { hasText: 'Cancel' }).click();
-    await page
-      .locator('.notifications-toasts .notification-list-item', { hasText: 'download cancelled' })
-      .waitFor({ timeout: 15_000 });
+    await findNotification(page, 'download cancelled', 15_000);
     const part = join(folder, 'slow.gguf.part');
     assert.ok(existsSync(part), 'the .part is kept for a resume');
     assert.ok(!existsSync(join(folder, 'slow.gguf')));
@@ -146,10 +145,12 @@ describe('e2e: Download Model… in a real VS Code', function () {
     await input.press('Enter');
     await page.locator('.quick-input-widget', { hasText: 'sha256' }).waitFor({ timeout: 10_000 });
     await input.press('Enter');
-    const ask = page.locator('.notifications-toasts .notification-list-item', {
-      hasText: 'already exists',
+    // The engine answers that the file exists; the extension asks what to do. The toasts of
+    // the tests before may hold this one back: findNotification also looks in the centre.
+    const ask = await findNotification(page, 'already exists', 30_000).catch((err: Error) => {
+      const tail = leapfrogLog().split('\n').slice(-15).join('\n');
+      throw new Error(`${err.message}\nthe Leapfrog log ends:\n${tail}`);
     });
-    await ask.waitFor({ timeout: 30_000 });
     assert.equal(await ask.locator('a.monaco-button', { hasText: 'Replace It' }).count(), 1);
     assert.equal(await ask.locator('a.monaco-button', { hasText: 'Use It' }).count(), 1);
     await screenshot(page, 'download-exists');

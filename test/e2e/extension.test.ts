@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { copyFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
+  findNotification,
   artifacts,
   launch,
   openChat,
@@ -225,20 +226,9 @@ describe('e2e: Leapfrog in a real VS Code (code-server + Chromium)', function ()
     assert.match(await statusText(page), /engine stopped/);
     // The notification (a toast, or in the notification centre when toasts are held back).
     const said = /stopped \d+ times in 3 minutes \(last: exited with signal SIGKILL/;
-    const item = page.locator('.notification-list-item', {
-      hasText: 'not restarting it by itself',
-    });
-    if (
-      !(await item
-        .first()
-        .isVisible()
-        .catch(() => false))
-    ) {
-      await runCommand(page, 'Notifications: Show Notifications');
-    }
-    await item.first().waitFor({ timeout: 10_000 });
-    assert.match((await item.first().textContent()) ?? '', said);
-    await item.first().locator('.monaco-button', { hasText: 'Restart Engine' }).click();
+    const item = await findNotification(page, 'not restarting it by itself', 10_000, 0);
+    assert.match((await item.textContent()) ?? '', said);
+    await item.locator('.monaco-button', { hasText: 'Restart Engine' }).click();
     await waitReady(page);
     // Leave the workbench as it was: new notifications show as toasts again.
     await runCommand(page, 'Notifications: Clear All Notifications');

@@ -5,7 +5,7 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import type { Browser, FrameLocator, Page } from 'playwright-core';
+import type { Browser, FrameLocator, Locator, Page } from 'playwright-core';
 
 export const root = join(__dirname, '..', '..');
 export const artifacts = join(root, 'test', '.artifacts');
@@ -151,6 +151,32 @@ export async function runCommand(page: Page, title: string): Promise<void> {
     .first()
     .waitFor({ timeout: 10_000 });
   await page.keyboard.press('Enter');
+}
+
+/**
+ * The notification that says `text`: a toast, or — where VS Code holds toasts back (several
+ * already showing, or the centre was opened) — the entry in the notification centre, which is
+ * opened when no toast has come after `toastMs`. Throws Playwright's timeout after `timeoutMs`.
+ */
+export async function findNotification(
+  page: Page,
+  text: string,
+  timeoutMs: number,
+  toastMs = 5_000,
+): Promise<Locator> {
+  const item = page.locator('.notification-list-item', { hasText: text }).first();
+  const start = Date.now();
+  let opened = false;
+  while (Date.now() - start < timeoutMs) {
+    if (await item.isVisible().catch(() => false)) return item;
+    if (!opened && Date.now() - start > toastMs) {
+      await runCommand(page, 'Notifications: Show Notifications');
+      opened = true;
+    }
+    await sleep(200);
+  }
+  await item.waitFor({ timeout: 1_000 });
+  return item;
 }
 
 /** Opens a workspace file with Quick Open and puts the cursor at its end. */
