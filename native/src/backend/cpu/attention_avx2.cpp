@@ -89,8 +89,9 @@ void attend(const AttentionTask& t) {
     const int r = g / t.heads, lim = t.limit[r];
     const uint8_t* mask = t.mask ? t.mask + r * t.mask_stride : nullptr;
     float* s = p + size_t(g) * padded;
-    // The maximum eight lanes at a time (one scalar chain of dependent max cost a sixth of
-    // attention); max is exact in any order, so the result is the scalar loop's.
+    // The maximum eight lanes at a time, as the AVX-512 kernel's (where the scalar chain of
+    // dependent max measured a sixth of attention); max is exact in any order, so the result
+    // is the scalar loop's.
     const __m256 ninf = _mm256_set1_ps(-INFINITY);
     __m256 vmax = ninf;
     int j8 = 0;

@@ -95,6 +95,7 @@ void tile(const Block* x, const uint8_t* a, size_t as, float* y, size_t ldy, int
   for (int c = 0; c < C; ++c) _mm256_storeu_ps(y + c * ldy, facc[c]);
 }
 
+// The tile walk_packed (packed_layouts.h) runs, on this instruction set's int8 step.
 template <class Step>
 struct PackedTile {
   template <int C, class Block>
@@ -104,19 +105,13 @@ struct PackedTile {
   }
 };
 
-template <class Step, class Block>
-void gemm_packed(const uint8_t* w, size_t ws, int64_t rows, const uint8_t* a, size_t as, int n,
-                 float* y, size_t ldy, int64_t cols) {
-  walk_packed<PackedTile<Step>, Block>(w, ws, rows, a, as, n, y, ldy, cols);
-}
-
 // Sets the packed products of Q8_0, Q4_0 and Q5_0 in t (their packing is set by
 // avx2::install_packed) to the tile with Step as its int8 step.
 template <class Step>
 void set_packed_products(Kernels& t) {
-  t.packed[kernel_slot(GgmlType::Q8_0)].gemm = gemm_packed<Step, BlockQ8_0x8>;
-  t.packed[kernel_slot(GgmlType::Q4_0)].gemm = gemm_packed<Step, BlockQ4_0x8>;
-  t.packed[kernel_slot(GgmlType::Q5_0)].gemm = gemm_packed<Step, BlockQ5_0x8>;
+  t.packed[kernel_slot(GgmlType::Q8_0)].gemm = walk_packed<PackedTile<Step>, BlockQ8_0x8>;
+  t.packed[kernel_slot(GgmlType::Q4_0)].gemm = walk_packed<PackedTile<Step>, BlockQ4_0x8>;
+  t.packed[kernel_slot(GgmlType::Q5_0)].gemm = walk_packed<PackedTile<Step>, BlockQ5_0x8>;
 }
 
 }  // namespace

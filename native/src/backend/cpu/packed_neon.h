@@ -102,6 +102,7 @@ void neon_tile(const Block* x, const uint8_t* a, size_t as, float* y, size_t ldy
   }
 }
 
+// The tile walk_packed (packed_layouts.h) runs, on NEON's int8 dot primitive.
 template <class I8>
 struct NeonTile {
   template <int C, class Block>
@@ -111,23 +112,18 @@ struct NeonTile {
   }
 };
 
-// Kernels::Packed::gemm: the walk the x86 tables take (packed_layouts.h).
-template <class I8, class Block>
-void neon_gemm_packed(const uint8_t* w, size_t ws, int64_t rows, const uint8_t* a, size_t as, int n,
-                      float* y, size_t ldy, int64_t cols) {
-  walk_packed<NeonTile<I8>, Block>(w, ws, rows, a, as, n, y, ldy, cols);
-}
-
-// Sets the packed layouts and products of Q8_0, Q4_0 and Q5_0 in t.
+// Sets the packed layouts and products of Q8_0, Q4_0 and Q5_0 in t: the walk the x86 tables
+// take (packed_layouts.h) over NEON tiles.
 template <class I8>
 void set_packed_neon(Kernels& t) {
-  t.packed[kernel_slot(GgmlType::Q8_0)] = {kRows, pack_q8_0x8, neon_gemm_packed<I8, BlockQ8_0x8>};
+  t.packed[kernel_slot(GgmlType::Q8_0)] = {kRows, pack_q8_0x8,
+                                           walk_packed<NeonTile<I8>, BlockQ8_0x8>};
   t.packed[kernel_slot(GgmlType::Q4_0)] = {
       kRows, pack_nibble_type<BlockQ4_0, BlockQ4_0x8, file_codes_q4_0>,
-      neon_gemm_packed<I8, BlockQ4_0x8>};
+      walk_packed<NeonTile<I8>, BlockQ4_0x8>};
   t.packed[kernel_slot(GgmlType::Q5_0)] = {
       kRows, pack_nibble_type<BlockQ5_0, BlockQ5_0x8, file_codes_q5_0>,
-      neon_gemm_packed<I8, BlockQ5_0x8>};
+      walk_packed<NeonTile<I8>, BlockQ5_0x8>};
 }
 
 }  // namespace
