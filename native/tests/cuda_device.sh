@@ -3,7 +3,7 @@
 # Expects the binaries built elsewhere in .devcarry/bin.tar.xz (see cuda_pack.sh), or builds
 # them here when that is absent (cmake + nvcc, sm_90 only). Logs go to $OUT (or /tmp/lf-out).
 #
-#   bash native/tests/cuda_device.sh [test] [models] [arches] [bench] [bench7b]
+#   bash native/tests/cuda_device.sh [test] [models] [arches] [types] [typebench] [bench] [bench7b]
 set -u
 OUT=${OUT:-/tmp/lf-out}
 mkdir -p "$OUT"
@@ -67,17 +67,44 @@ for phase in $phases; do
       fi
       ;;
     arches)
-      # The ops of starcoder2/granite/phi3/gemma* on the GPU, still off by default
-      # (cuda_backend.cu, supports_arch_ops): the op test against its double-precision
-      # definitions, then whole random models against the CPU.
-      step 120 "backend_arch_ops_test" env LEAPFROG_CUDA_ARCH_OPS=1 ./backend_arch_ops_test
+      # The ops of starcoder2/granite/phi3/gemma* on the GPU: the op test against its
+      # double-precision definitions, then whole random models against the CPU.
+      step 120 "backend_arch_ops_test" ./backend_arch_ops_test
       ARCH_MODELS=""
       for a in starcoder2 granite phi3 gemma gemma2 gemma3; do
         step 30 "write tiny $a" ./lf_randmodel $M/tiny-$a.gguf --shape tiny --quant Q8_0 --arch $a --vocab 3000
         ARCH_MODELS="$ARCH_MODELS:$M/tiny-$a.gguf"
       done
-      step 300 "cuda_model_test (arches)" env LEAPFROG_CUDA_ARCH_OPS=1 \
-        LEAPFROG_CUDA_MODELS="${ARCH_MODELS#:}" ./cuda_model_test
+      step 300 "cuda_model_test (arches)" env LEAPFROG_CUDA_MODELS="${ARCH_MODELS#:}" ./cuda_model_test
+      ;;
+    types)
+      # Issue 20's tensor types and the mixture of experts on the GPU: whole random models
+      # against the CPU (teacher-forced logits, batched rows, speculation).
+      TYPE_MODELS=""
+      for q in Q4_1 Q5_1 Q2_K Q3_K IQ4_NL IQ4_XS; do
+        step 30 "write tiny $q" ./lf_randmodel $M/tiny-$q.gguf --shape tiny --quant $q --vocab 3000
+        TYPE_MODELS="$TYPE_MODELS:$M/tiny-$q.gguf"
+      done
+      for q in Q4_K_M Q8_0; do
+        step 30 "write tiny-moe $q" ./lf_randmodel $M/tiny-moe-$q.gguf --shape tiny-moe --quant $q --vocab 3000
+        TYPE_MODELS="$TYPE_MODELS:$M/tiny-moe-$q.gguf"
+      done
+      step 60 "write 0.5B IQ4_XS (6 layers)" ./lf_randmodel $M/0.5b-iq4xs.gguf --shape 0.5b --quant IQ4_XS --layers 6
+      step 60 "write 30b-a3b Q4_K_M (2 layers)" ./lf_randmodel $M/moe-4l.gguf --shape 30b-a3b --quant Q4_K_M --layers 2 --vocab 32000
+      TYPE_MODELS="$TYPE_MODELS:$M/0.5b-iq4xs.gguf:$M/moe-4l.gguf"
+      step 400 "cuda_model_test (types, moe)" env LEAPFROG_CUDA_MODELS="${TYPE_MODELS#:}" ./cuda_model_test
+      ;;
+    typebench)
+      # Decode and batched passes of the new types on the GPU (1.5B shape), and the
+      # Qwen3-Coder-30B-A3B shape (8 of 48 layers) on the GPU and on the host's CPU.
+      for q in Q4_1 Q2_K Q3_K IQ4_XS; do
+        step 90 "write 1.5B $q" ./lf_randmodel $M/1.5b-$q.gguf --shape 1.5b --quant $q
+        step 120 "lf_bench 1.5B $q" ./lf_bench $M/1.5b-$q.gguf --backend cuda --sections tg,batch --batches 1,16,32 --tg 64 --ctx-tokens 1024 --reps 3
+        rm -f $M/1.5b-$q.gguf
+      done
+      step 200 "write 30b-a3b Q4_K_M (8 layers)" ./lf_randmodel $M/moe-8l.gguf --shape 30b-a3b --quant Q4_K_M --layers 8
+      step 120 "lf_bench moe-8l cuda" ./lf_bench $M/moe-8l.gguf --backend cuda --sections tg,batch --batches 1,16,32 --tg 64 --ctx-tokens 1024 --reps 3
+      step 200 "lf_bench moe-8l cpu 16 threads" ./lf_bench $M/moe-8l.gguf --backend cpu --threads 16 --sections tg,batch --batches 1,16,32 --tg 64 --ctx-tokens 1024 --reps 3
       ;;
     profile)
       step 200 "ncu" env LEAPFROG_CUDA_PROFILE=1 ncu --clock-control none --section SpeedOfLight \

@@ -60,11 +60,13 @@ void check_kind(GgmlType t, int rows, int cols) {
           uint32_t sc[4];
           for (int i = 0; i < 4; ++i)
             sc[i] = word_at(packed.data() + L.off_sc + c * ps.sc + rloc * 16 + 4 * i);
-          uint32_t d6 = 0;
-          if (ps.d)
-            d6 = packed[L.off_d + c * ps.d + rloc * 2] | packed[L.off_d + c * ps.d + rloc * 2 + 1]
-                                                             << 8;
-          step_scales<K>(sc, d6, dsc[half], dm[half]);
+          // The row's d-plane bytes (ps.d / 16 of them), as little-endian words.
+          uint8_t dbytes[16] = {};
+          const size_t per_row = ps.d / 16;
+          std::memcpy(dbytes, packed.data() + L.off_d + c * ps.d + rloc * per_row, per_row);
+          uint32_t dp[4];
+          for (int i = 0; i < 4; ++i) dp[i] = word_at(dbytes + 4 * i);
+          step_scales<K>(sc, dp, dsc[half], dm[half]);
         }
         for (int s = 0; s < kSteps; ++s) {
           for (int i = 0; i < 4; ++i) {
@@ -75,15 +77,24 @@ void check_kind(GgmlType t, int rows, int cols) {
               const int64_t k = g * 256 + 32 * s + 16 * (i >> 1) + 4 * tq + b;
               const int8_t code = static_cast<int8_t>((w >> (8 * b)) & 0xFF);
               float v;
+              const int j16 = k % 256 / 16;
               if constexpr (K == QKind::Q4_K || K == QKind::Q5_K) {
                 v = dsc[half][s] * code - dm[half][s];
-              } else if constexpr (K == QKind::Q6_K) {
-                v = dsc[half][k % 256 / 16] * code;
+              } else if constexpr (K == QKind::Q2_K) {
+                v = dsc[half][j16] * code - dm[half][j16];
+              } else if constexpr (K == QKind::Q4_1 || K == QKind::Q5_1) {
+                v = code * dsc[half][s] + dm[half][s];
+              } else if constexpr (K == QKind::Q6_K || K == QKind::Q3_K) {
+                v = dsc[half][j16] * code;
               } else {
                 v = code * dsc[half][s];
               }
+              // Kinds whose zero code is not the value 0 (an offset or a level table).
+              constexpr bool kOffsetCodes = K == QKind::Q4_0 || K == QKind::Q5_0 ||
+                                            K == QKind::Q6_K || K == QKind::Q3_K ||
+                                            K == QKind::IQ4_NL || K == QKind::IQ4_XS;
               if (row >= rows || k >= cols) {
-                if (code != 0 && !(K == QKind::Q4_0 || K == QKind::Q5_0 || K == QKind::Q6_K)) {
+                if (code != 0 && !kOffsetCodes) {
                   throw lftest::FailTest{"padding code not zero"};
                 }
                 if (v != 0) throw lftest::FailTest{"padding value not zero"};
@@ -113,5 +124,11 @@ TEST(q5_0_layout_round_trip) { check_kind<QKind::Q5_0>(GgmlType::Q5_0, 33, 896);
 TEST(q4_k_layout_round_trip) { check_kind<QKind::Q4_K>(GgmlType::Q4_K, 40, 512); }
 TEST(q5_k_layout_round_trip) { check_kind<QKind::Q5_K>(GgmlType::Q5_K, 17, 768); }
 TEST(q6_k_layout_round_trip) { check_kind<QKind::Q6_K>(GgmlType::Q6_K, 48, 512); }
+TEST(q4_1_layout_round_trip) { check_kind<QKind::Q4_1>(GgmlType::Q4_1, 40, 352); }
+TEST(q5_1_layout_round_trip) { check_kind<QKind::Q5_1>(GgmlType::Q5_1, 33, 896); }
+TEST(iq4_nl_layout_round_trip) { check_kind<QKind::IQ4_NL>(GgmlType::IQ4_NL, 40, 352); }
+TEST(q2_k_layout_round_trip) { check_kind<QKind::Q2_K>(GgmlType::Q2_K, 40, 512); }
+TEST(q3_k_layout_round_trip) { check_kind<QKind::Q3_K>(GgmlType::Q3_K, 17, 768); }
+TEST(iq4_xs_layout_round_trip) { check_kind<QKind::IQ4_XS>(GgmlType::IQ4_XS, 48, 512); }
 
 TEST_MAIN()

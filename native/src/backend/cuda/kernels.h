@@ -18,9 +18,11 @@ void launch_repack(const QLayout& L, const uint8_t* raw, size_t row_bytes, uint8
 
 // Activations prepared for the int8 products: per 8-token tile and 256-input group, the
 // int8 values in the mma B-fragment order (2048 bytes) and per token a 32-byte record:
-//   32-value weights (Q8_0, Q4_0, Q5_0): 8 f32 scales, one per 32 inputs, exactly the CPU's
+//   32-value weights (Q8_0, Q4_0, Q5_0, Q4_1, Q5_1, IQ4_NL): 8 f32 scales, one per 32 inputs,
+//   exactly the CPU's
 //     Q8_0 activations (f16-rounded scale, round-to-nearest-even quants);
-//   K-quant weights: the CPU's Q8_K activations (one f32 scale per 256 inputs, the value of
+//   K-quant and IQ4_XS weights: the CPU's Q8_K activations (one f32 scale per 256 inputs, the value
+//   of
 //     largest magnitude at -127) with the int16 sums of each 32 inputs: word 0 the scale,
 //     words 1..4 the eight sums.
 // Tokens are padded to a multiple of 8 and inputs to groups * 256 with zeros.
@@ -30,8 +32,10 @@ struct ActQ8 {
   static size_t q_bytes(int tiles, int64_t groups) { return size_t(tiles) * groups * 2048; }
   static size_t s_bytes(int tiles, int64_t groups) { return size_t(tiles) * groups * 256; }
 };
+// The kinds whose CPU products take Q8_K activations (256-value super-blocks).
 inline bool kquant_acts(QKind k) {
-  return k == QKind::Q4_K || k == QKind::Q5_K || k == QKind::Q6_K;
+  return k == QKind::Q4_K || k == QKind::Q5_K || k == QKind::Q6_K || k == QKind::Q2_K ||
+         k == QKind::Q3_K || k == QKind::IQ4_XS;
 }
 void launch_quantize_act(const float* x, int n, int64_t cols, int64_t groups, bool kquant,
                          ActQ8 act, cudaStream_t stream);
@@ -61,6 +65,11 @@ void launch_rope(float* x, int n, int n_heads, int head_dim, const int32_t* pos,
 void launch_swiglu(float* gate, const float* up, size_t count, cudaStream_t stream);
 void launch_add_bias(float* x, const float* b, int n, int dim, cudaStream_t stream);
 void launch_add(float* x, const float* y, size_t count, cudaStream_t stream);
+// Mixture of experts (Backend::gather_rows, Backend::scatter_add_rows).
+void launch_gather_rows(const float* x, const int32_t* rows, int n, int dim, float* out,
+                        cudaStream_t stream);
+void launch_scatter_add_rows(const float* x, const int32_t* rows, const float* w, int n, int dim,
+                             float* y, cudaStream_t stream);
 void launch_kv_store(uint16_t* k_dst, uint16_t* v_dst, const float* k, const float* v, size_t count,
                      cudaStream_t stream);
 void launch_kv_move(uint16_t* k, uint16_t* v, int n_layers, size_t layer_stride, int kv_dim,

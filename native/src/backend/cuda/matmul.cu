@@ -173,13 +173,29 @@ struct MmqMulti {
   int count;
 };
 
+// The kinds' families, by how their scales enter the sums:
+//   per 32 inputs in float (Q8_0, Q4_0, Q5_0, IQ4_NL), with an offset (Q4_1, Q5_1);
+//   per super-block of 256 in integers: per-32 scale and min (Q4_K, Q5_K), per-32 scale
+//   (IQ4_XS), per-16 scale (Q6_K, Q3_K), per-16 scale and min (Q2_K).
+template <QKind K>
+constexpr bool kOffsetKind = K == QKind::Q4_1 || K == QKind::Q5_1;
+template <QKind K>
+constexpr bool kK4Kind = K == QKind::Q4_K || K == QKind::Q5_K;
+template <QKind K>
+constexpr bool kScale16Kind = K == QKind::Q6_K || K == QKind::Q3_K;
+template <QKind K>
+constexpr bool kSuperKind = kK4Kind<K> || kScale16Kind<K> || K == QKind::Q2_K || K == QKind::IQ4_XS;
+template <QKind K>
+constexpr bool kHi1Kind = K == QKind::Q5_0 || K == QKind::Q5_K || K == QKind::Q5_1;
+
 // One chunk (16-row tile, 256-input group) of a weight in registers.
 template <QKind K>
 struct WRegs {
   uint32_t q[K == QKind::Q8_0 ? 32 : 16];
   uint32_t h[K == QKind::Q6_K ? 8 : 4];
   uint32_t sc0[4], sc1[4];
-  uint32_t d0, d1;
+  uint32_t d0, d1;      // Q6_K/Q3_K: the f16 d; Q2_K: d | dmin << 16
+  uint32_t m0[4], m1[4];  // Q4_1/Q5_1: the 8 f16 offsets
 };
 
 template <QKind K>
@@ -190,13 +206,19 @@ __device__ __forceinline__ void load_chunk(WRegs<K>& w, const MmqArgs& a, size_t
   } else {
     ld_stream<4>(w.q, a.q4 + c * 2048 + lane * 64);
   }
-  if constexpr (K == QKind::Q5_0 || K == QKind::Q5_K) ld_stream<1>(w.h, a.h1 + c * 512 + lane * 16);
+  if constexpr (kHi1Kind<K>) ld_stream<1>(w.h, a.h1 + c * 512 + lane * 16);
   if constexpr (K == QKind::Q6_K) ld_stream<2>(w.h, a.h2 + c * 1024 + lane * 32);
   ld_stream<1>(w.sc0, a.sc + c * 256 + gid * 16);
   ld_stream<1>(w.sc1, a.sc + c * 256 + (gid + 8) * 16);
-  if constexpr (K == QKind::Q6_K) {
+  if constexpr (kScale16Kind<K>) {
     w.d0 = __ldcs(reinterpret_cast<const unsigned short*>(a.d6 + c * 32) + gid);
     w.d1 = __ldcs(reinterpret_cast<const unsigned short*>(a.d6 + c * 32) + gid + 8);
+  } else if constexpr (K == QKind::Q2_K) {
+    w.d0 = __ldcs(reinterpret_cast<const unsigned int*>(a.d6 + c * 64) + gid);
+    w.d1 = __ldcs(reinterpret_cast<const unsigned int*>(a.d6 + c * 64) + gid + 8);
+  } else if constexpr (kOffsetKind<K>) {
+    ld_stream<1>(w.m0, a.d6 + c * 256 + gid * 16);
+    ld_stream<1>(w.m1, a.d6 + c * 256 + (gid + 8) * 16);
   }
 }
 
@@ -204,13 +226,17 @@ __device__ __forceinline__ int asum_of(const uint32_t* rec, int s) {
   return static_cast<int16_t>((rec[1 + (s >> 1)] >> (16 * (s & 1))) & 0xFFFF);
 }
 
+__device__ __forceinline__ float round_f16(float x) { return __half2float(__float2half_rn(x)); }
+
 // One chunk against every token tile: acc[T][0..3] = (row gid, token 2tq), (gid, 2tq+1),
 // (gid+8, 2tq), (gid+8, 2tq+1) of tile T.
 template <QKind K, int NT>
 __device__ __forceinline__ void mmq_chunk(const WRegs<K>& w, const MmqArgs& a, int g, int lane,
                                           float (&acc)[NT][4]) {
-  constexpr bool kK4 = K == QKind::Q4_K || K == QKind::Q5_K;
-  constexpr bool kQ6 = K == QKind::Q6_K;
+  constexpr bool kK4 = kK4Kind<K>;
+  constexpr bool k16 = kScale16Kind<K>;
+  constexpr bool kQ2 = K == QKind::Q2_K;
+  constexpr bool kXS = K == QKind::IQ4_XS;
   const int tq = lane & 3;
   uint32_t A[8][4];
 #pragma unroll
@@ -219,19 +245,19 @@ __device__ __forceinline__ void mmq_chunk(const WRegs<K>& w, const MmqArgs& a, i
     for (int i = 0; i < 4; ++i) {
       if constexpr (K == QKind::Q8_0)
         A[s][i] = frag_word<K>(w.q, nullptr, nullptr, nullptr, s, i);
-      else if constexpr (kQ6)
+      else if constexpr (K == QKind::Q6_K)
         A[s][i] = frag_word<K>(nullptr, w.q, nullptr, w.h, s, i);
       else
         A[s][i] = frag_word<K>(nullptr, w.q, w.h, nullptr, s, i);
     }
   }
   // Weight scales of the lane's two rows.
-  float dw0[8], dw1[8], dm_unused[8];
-  int sc0[16], sc1[16], mn0[8], mn1[8];
+  float dw0[8], dw1[8], dm0[8], dm1[8];
+  int sc0[16], sc1[16], mn0[16], mn1[16];
   float fd0 = 0, fd1 = 0, fm0 = 0, fm1 = 0;
-  if constexpr (K == QKind::Q8_0 || K == QKind::Q4_0 || K == QKind::Q5_0) {
-    step_scales<K>(w.sc0, 0, dw0, dm_unused);
-    step_scales<K>(w.sc1, 0, dw1, dm_unused);
+  if constexpr (!kSuperKind<K>) {
+    step_scales<K>(w.sc0, w.m0, dw0, dm0);
+    step_scales<K>(w.sc1, w.m1, dw1, dm1);
   } else if constexpr (kK4) {
     uint32_t s6[2], m6[2];
     k4_unpack(w.sc0[1], w.sc0[2], w.sc0[3], s6, m6);
@@ -242,6 +268,21 @@ __device__ __forceinline__ void mmq_chunk(const WRegs<K>& w, const MmqArgs& a, i
     for (int s = 0; s < 8; ++s) sc1[s] = byte_of(s6, s), mn1[s] = byte_of(m6, s);
     fd0 = f16f(w.sc0[0] & 0xFFFF), fm0 = f16f(w.sc0[0] >> 16);
     fd1 = f16f(w.sc1[0] & 0xFFFF), fm1 = f16f(w.sc1[0] >> 16);
+  } else if constexpr (kXS) {
+#pragma unroll
+    for (int s = 0; s < 8; ++s) {
+      sc0[s] = static_cast<int8_t>(byte_of(w.sc0, 2 + s));
+      sc1[s] = static_cast<int8_t>(byte_of(w.sc1, 2 + s));
+    }
+    fd0 = f16f(w.sc0[0] & 0xFFFF), fd1 = f16f(w.sc1[0] & 0xFFFF);
+  } else if constexpr (kQ2) {
+#pragma unroll
+    for (int j = 0; j < 16; ++j) {
+      sc0[j] = byte_of(w.sc0, j) & 0xF, mn0[j] = byte_of(w.sc0, j) >> 4;
+      sc1[j] = byte_of(w.sc1, j) & 0xF, mn1[j] = byte_of(w.sc1, j) >> 4;
+    }
+    fd0 = f16f(w.d0 & 0xFFFF), fm0 = f16f(w.d0 >> 16);
+    fd1 = f16f(w.d1 & 0xFFFF), fm1 = f16f(w.d1 >> 16);
   } else {
 #pragma unroll
     for (int j = 0; j < 16; ++j) {
@@ -257,11 +298,11 @@ __device__ __forceinline__ void mmq_chunk(const WRegs<K>& w, const MmqArgs& a, i
     ld_cached<4>(B, a.xq + (xc * 32 + lane) * 64);
     ld_cached<2>(r0, a.xs + (xc * 8 + 2 * tq) * 8);
     ld_cached<2>(r1, a.xs + (xc * 8 + 2 * tq + 1) * 8);
-    if constexpr (kK4 || kQ6) {
+    if constexpr (kSuperKind<K>) {
       int sq[4] = {0, 0, 0, 0}, sm[4] = {0, 0, 0, 0};
 #pragma unroll
       for (int s = 0; s < 8; ++s) {
-        if constexpr (kQ6) {
+        if constexpr (k16 || kQ2) {
           int lo[4], hi[4];
           mma_k16(lo, A[s][0], A[s][1], B[2 * s]);
           mma_k16(hi, A[s][2], A[s][3], B[2 * s + 1]);
@@ -269,6 +310,16 @@ __device__ __forceinline__ void mmq_chunk(const WRegs<K>& w, const MmqArgs& a, i
           sq[1] += sc0[2 * s] * lo[1] + sc0[2 * s + 1] * hi[1];
           sq[2] += sc1[2 * s] * lo[2] + sc1[2 * s + 1] * hi[2];
           sq[3] += sc1[2 * s] * lo[3] + sc1[2 * s + 1] * hi[3];
+          if constexpr (kQ2) {
+            // Each 16-input half's min times its activation sum, exactly, as one more
+            // product: A holds the row's min in every byte.
+            int mlo[4], mhi[4];
+            mma_k16(mlo, mn0[2 * s] * 0x01010101u, mn1[2 * s] * 0x01010101u, B[2 * s]);
+            mma_k16(mhi, mn0[2 * s + 1] * 0x01010101u, mn1[2 * s + 1] * 0x01010101u,
+                    B[2 * s + 1]);
+#pragma unroll
+            for (int j = 0; j < 4; ++j) sm[j] += mlo[j] + mhi[j];
+          }
         } else {
           int r[4];
           mma_k32(r, A[s], B[2 * s], B[2 * s + 1]);
@@ -276,14 +327,17 @@ __device__ __forceinline__ void mmq_chunk(const WRegs<K>& w, const MmqArgs& a, i
           sq[1] += sc0[s] * r[1];
           sq[2] += sc1[s] * r[2];
           sq[3] += sc1[s] * r[3];
-          const int a0 = asum_of(r0, s), a1 = asum_of(r1, s);
-          sm[0] += mn0[s] * a0;
-          sm[1] += mn0[s] * a1;
-          sm[2] += mn1[s] * a0;
-          sm[3] += mn1[s] * a1;
+          if constexpr (kK4) {
+            const int a0 = asum_of(r0, s), a1 = asum_of(r1, s);
+            sm[0] += mn0[s] * a0;
+            sm[1] += mn0[s] * a1;
+            sm[2] += mn1[s] * a0;
+            sm[3] += mn1[s] * a1;
+          }
         }
       }
-      // Per super-block exactly as the CPU's dot_q4_k / dot_q5_k / dot_q6_k.
+      // Per super-block exactly as the CPU's dot_q4_k / dot_q5_k / dot_q6_k / dot_q2_k /
+      // dot_q3_k / dot_iq4_xs.
       const float da0 = __uint_as_float(r0[0]), da1 = __uint_as_float(r1[0]);
       const float dws[4] = {fd0, fd0, fd1, fd1}, dms[4] = {fm0, fm0, fm1, fm1};
       const float das[4] = {da0, da1, da0, da1};
@@ -291,7 +345,7 @@ __device__ __forceinline__ void mmq_chunk(const WRegs<K>& w, const MmqArgs& a, i
       for (int j = 0; j < 4; ++j) {
         const float d = __fmul_rn(dws[j], das[j]);
         float term;
-        if constexpr (kQ6) {
+        if constexpr (k16 || kXS) {
           term = __fmul_rn(d, __int2float_rn(sq[j]));
         } else {
           const float dmin = __fmul_rn(dms[j], das[j]);
@@ -299,6 +353,28 @@ __device__ __forceinline__ void mmq_chunk(const WRegs<K>& w, const MmqArgs& a, i
                            __fmul_rn(dmin, __int2float_rn(sm[j])));
         }
         acc[T][j] = __fadd_rn(acc[T][j], term);
+      }
+    } else if constexpr (kOffsetKind<K>) {
+      // Q4_1/Q5_1 as the CPU's dot_qx_1: d * da * <q, a> + m * f16(da * sum(a)); the
+      // activations' block sums come from one more product with every weight byte 1.
+      const uint32_t ones[4] = {0x01010101u, 0x01010101u, 0x01010101u, 0x01010101u};
+#pragma unroll
+      for (int s = 0; s < 8; ++s) {
+        int r[4], o[4];
+        mma_k32(r, A[s], B[2 * s], B[2 * s + 1]);
+        mma_k32(o, ones, B[2 * s], B[2 * s + 1]);
+        const float da0 = __uint_as_float(r0[s]), da1 = __uint_as_float(r1[s]);
+        const float t0 = round_f16(__fmul_rn(da0, __int2float_rn(o[0])));
+        const float t1 = round_f16(__fmul_rn(da1, __int2float_rn(o[1])));
+        const float das[4] = {da0, da1, da0, da1}, ts[4] = {t0, t1, t0, t1};
+        const float dws[4] = {dw0[s], dw0[s], dw1[s], dw1[s]};
+        const float dms[4] = {dm0[s], dm0[s], dm1[s], dm1[s]};
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+          const float term = __fadd_rn(__fmul_rn(__fmul_rn(dws[j], das[j]), __int2float_rn(r[j])),
+                                       __fmul_rn(dms[j], ts[j]));
+          acc[T][j] = __fadd_rn(acc[T][j], term);
+        }
       }
     } else {
 #pragma unroll
@@ -667,6 +743,24 @@ void launch_mmq_multi(const QLayout* L, const uint8_t* const* w, int count, ActQ
       break;
     case QKind::Q6_K:
       mmq_dispatch<QKind::Q6_K>(nt, kp, grid, block, m, stream);
+      break;
+    case QKind::Q4_1:
+      mmq_dispatch<QKind::Q4_1>(nt, kp, grid, block, m, stream);
+      break;
+    case QKind::Q5_1:
+      mmq_dispatch<QKind::Q5_1>(nt, kp, grid, block, m, stream);
+      break;
+    case QKind::Q2_K:
+      mmq_dispatch<QKind::Q2_K>(nt, kp, grid, block, m, stream);
+      break;
+    case QKind::Q3_K:
+      mmq_dispatch<QKind::Q3_K>(nt, kp, grid, block, m, stream);
+      break;
+    case QKind::IQ4_NL:
+      mmq_dispatch<QKind::IQ4_NL>(nt, kp, grid, block, m, stream);
+      break;
+    case QKind::IQ4_XS:
+      mmq_dispatch<QKind::IQ4_XS>(nt, kp, grid, block, m, stream);
       break;
     default:
       throw std::invalid_argument("mmq: not a quantized type");

@@ -65,6 +65,43 @@ __device__ float dequant_at(GgmlType t, const uint8_t* row, int64_t k) {
       const int q = code_at(QKind::Q6_K, row, k) - 32;
       return __fmul_rn(__fmul_rn(d, static_cast<float>(sc)), static_cast<float>(q));
     }
+    case GgmlType::Q4_1:
+    case GgmlType::Q5_1: {
+      const uint8_t* b = row + (k / 32) * (t == GgmlType::Q4_1 ? 20 : 24);
+      const int q = code_at(t == GgmlType::Q4_1 ? QKind::Q4_1 : QKind::Q5_1, row, k);
+      return __fadd_rn(__fmul_rn(static_cast<float>(q), f16f(load_le16(b))), f16f(load_le16(b + 2)));
+    }
+    case GgmlType::IQ4_NL: {
+      const uint8_t* b = row + (k / 32) * 18;
+      const int v = static_cast<int8_t>(iq4_levels(code_at(QKind::IQ4_NL, row, k)) & 0xFF);
+      return __fmul_rn(f16f(load_le16(b)), static_cast<float>(v));
+    }
+    case GgmlType::IQ4_XS: {
+      const uint8_t* b = row + (k / 256) * 136;
+      uint8_t sc[16], unused[16];
+      scale_bytes(QKind::IQ4_XS, row, (k / 256 + 1) * 256, k / 256, sc, unused);
+      const float dl =
+          __fmul_rn(f16f(load_le16(b)), static_cast<float>(static_cast<int8_t>(sc[2 + (k % 256) / 32])));
+      const int v = static_cast<int8_t>(iq4_levels(code_at(QKind::IQ4_XS, row, k)) & 0xFF);
+      return __fmul_rn(dl, static_cast<float>(v));
+    }
+    case GgmlType::Q2_K: {
+      const uint8_t* b = row + (k / 256) * 84;
+      const int sc = b[(k % 256) / 16];
+      const float dl = __fmul_rn(f16f(load_le16(b + 80)), static_cast<float>(sc & 0xF));
+      const float ml = __fmul_rn(f16f(load_le16(b + 82)), static_cast<float>(sc >> 4));
+      const int q = code_at(QKind::Q2_K, row, k);
+      return __fsub_rn(__fmul_rn(dl, static_cast<float>(q)), ml);
+    }
+    case GgmlType::Q3_K: {
+      const uint8_t* b = row + (k / 256) * 110;
+      uint8_t sc[16], d[16];
+      scale_bytes(QKind::Q3_K, row, (k / 256 + 1) * 256, k / 256, sc, d);
+      const float dl = __fmul_rn(f16f(load_le16(b + 108)),
+                                 static_cast<float>(static_cast<int8_t>(sc[(k % 256) / 16])));
+      const int v = code_at(QKind::Q3_K, row, k) - 4;
+      return __fmul_rn(dl, static_cast<float>(v));
+    }
     default:
       return 0.0f;
   }
@@ -159,6 +196,27 @@ __global__ void add_kernel(float* x, const float* y, size_t count) {
   x[i] = __fadd_rn(x[i], y[i]);
 }
 
+// Mixture of experts: out[i, :] = x[rows[i], :].
+__global__ void gather_rows_kernel(const float* __restrict__ x, const int32_t* __restrict__ rows,
+                                   int dim, float* __restrict__ out) {
+  const float* src = x + size_t(rows[blockIdx.x]) * dim;
+  float* dst = out + size_t(blockIdx.x) * dim;
+  for (int c = threadIdx.x; c < dim; c += blockDim.x) dst[c] = src[c];
+}
+
+// y[rows[i], c] += w[i] * x[i, c], i in order: one thread per column walks the rows, so a
+// row that repeats takes its additions in the CPU's order.
+__global__ void scatter_add_rows_kernel(const float* __restrict__ x,
+                                        const int32_t* __restrict__ rows,
+                                        const float* __restrict__ w, int n, int dim, float* y) {
+  const int c = blockIdx.x * blockDim.x + threadIdx.x;
+  if (c >= dim) return;
+  for (int i = 0; i < n; ++i) {
+    float* yc = y + size_t(rows[i]) * dim + c;
+    *yc = __fadd_rn(*yc, __fmul_rn(w[i], x[size_t(i) * dim + c]));
+  }
+}
+
 __global__ void kv_store_kernel(uint16_t* __restrict__ kd, uint16_t* __restrict__ vd,
                                 const float* __restrict__ k, const float* __restrict__ v,
                                 size_t count) {
@@ -224,6 +282,20 @@ void launch_add(float* x, const float* y, size_t count, cudaStream_t stream) {
   if (count == 0) return;
   add_kernel<<<ceil_div(count, 256), 256, 0, stream>>>(x, y, count);
   LF_LAUNCHED("add");
+}
+
+void launch_gather_rows(const float* x, const int32_t* rows, int n, int dim, float* out,
+                        cudaStream_t stream) {
+  if (n <= 0) return;
+  gather_rows_kernel<<<n, 256, 0, stream>>>(x, rows, dim, out);
+  LF_LAUNCHED("gather_rows");
+}
+
+void launch_scatter_add_rows(const float* x, const int32_t* rows, const float* w, int n, int dim,
+                             float* y, cudaStream_t stream) {
+  if (n <= 0) return;
+  scatter_add_rows_kernel<<<ceil_div(dim, 128), 128, 0, stream>>>(x, rows, w, n, dim, y);
+  LF_LAUNCHED("scatter_add_rows");
 }
 
 void launch_kv_store(uint16_t* k_dst, uint16_t* v_dst, const float* k, const float* v, size_t count,

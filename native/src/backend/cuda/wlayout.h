@@ -10,10 +10,13 @@
 //   q4   (all other types)   32 lanes x 64 B: the low 4 bits of the lane's 16 values per step
 //   hi1  (Q5_0, Q5_K)        32 lanes x 16 B: the fifth bit
 //   hi2  (Q6_K)              32 lanes x 32 B: bits 4..5
-//   sc   per row of the tile: Q8_0/Q4_0/Q5_0: 8 f16 block scales (16 B); Q4_K/Q5_K: the
-//        super-block's d, dmin and 12 scale bytes as in the file (16 B); Q6_K: its 16 int8
-//        scales (16 B)
-//   d    (Q6_K)              per row: the f16 super-block scale (2 B)
+//   sc   per row of the tile (16 B): Q8_0/Q4_0/Q5_0/Q4_1/Q5_1/IQ4_NL: 8 f16 block scales;
+//        Q4_K/Q5_K: the super-block's d, dmin and 12 scale bytes as in the file; Q6_K: its
+//        16 int8 scales; Q3_K: its 16 scales unpacked to int8 (scale - 32); Q2_K: its 16
+//        scale bytes as in the file (scale | min << 4); IQ4_XS: the f16 d, then the 8
+//        scales unpacked to int8 (scale - 32)
+//   d    per row: Q6_K/Q3_K: the f16 super-block scale (2 B); Q2_K: d and dmin (4 B);
+//        Q4_1/Q5_1: the 8 f16 block offsets m (16 B)
 // so a lane reads each plane with 16-byte loads, the warp's loads are contiguous, and every
 // weight byte is read once per product. Rows are padded to 16 and inputs to 256 with zero
 // codes and zero scales (which contribute exact zeros).
@@ -23,9 +26,11 @@
 //   reg 1: row gid + 8, inputs 32s + 4tq + b
 //   reg 2: row gid,     inputs 32s + 16 + 4tq + b
 //   reg 3: row gid + 8, inputs 32s + 16 + 4tq + b
-// Codes are the file's unsigned codes (Q8_0: the int8 byte); the kernels turn them into s8
-// (code - 8, - 16, - 32 for Q4_0, Q5_0, Q6_K; Q4_K/Q5_K codes 0..31 are used as they are,
-// their mins applied with the activations' block sums).
+// Codes are the file's unsigned codes (Q8_0: the int8 byte; Q3_K: the 2 low bits and the
+// high bit as bit 2); the kernels turn them into s8 (code - 8, - 16, - 32, - 4 for Q4_0,
+// Q5_0, Q6_K, Q3_K; IQ4_NL/IQ4_XS nibbles through the 16 non-linear levels; Q4_K/Q5_K,
+// Q4_1/Q5_1 and Q2_K codes are used as they are, their mins or offsets applied through the
+// activations' sums).
 #pragma once
 #include <algorithm>
 #include <cstddef>
@@ -50,7 +55,21 @@
 
 namespace leapfrog::cuda {
 
-enum class QKind : int { Q8_0 = 0, Q4_0, Q5_0, Q4_K, Q5_K, Q6_K, None };
+enum class QKind : int {
+  Q8_0 = 0,
+  Q4_0,
+  Q5_0,
+  Q4_K,
+  Q5_K,
+  Q6_K,
+  Q4_1,
+  Q5_1,
+  Q2_K,
+  Q3_K,
+  IQ4_NL,
+  IQ4_XS,
+  None
+};
 
 constexpr int kTileRows = 16;
 constexpr int kGroupK = 256;
@@ -70,6 +89,18 @@ inline QKind qkind_of(GgmlType t) {
       return QKind::Q5_K;
     case GgmlType::Q6_K:
       return QKind::Q6_K;
+    case GgmlType::Q4_1:
+      return QKind::Q4_1;
+    case GgmlType::Q5_1:
+      return QKind::Q5_1;
+    case GgmlType::Q2_K:
+      return QKind::Q2_K;
+    case GgmlType::Q3_K:
+      return QKind::Q3_K;
+    case GgmlType::IQ4_NL:
+      return QKind::IQ4_NL;
+    case GgmlType::IQ4_XS:
+      return QKind::IQ4_XS;
     default:
       return QKind::None;
   }
@@ -103,6 +134,27 @@ LF_HD PlaneSizes plane_sizes(QKind k) {
       p.q4 = 2048;
       p.hi2 = 1024;
       p.d = 32;
+      break;
+    case QKind::Q4_1:
+      p.q4 = 2048;
+      p.d = 256;
+      break;
+    case QKind::Q5_1:
+      p.q4 = 2048;
+      p.hi1 = 512;
+      p.d = 256;
+      break;
+    case QKind::Q2_K:
+      p.q4 = 2048;
+      p.d = 64;
+      break;
+    case QKind::Q3_K:
+      p.q4 = 2048;
+      p.d = 32;
+      break;
+    case QKind::IQ4_NL:
+    case QKind::IQ4_XS:
+      p.q4 = 2048;
       break;
     default:
       break;
@@ -181,27 +233,77 @@ LF_HD uint8_t code_at(QKind kind, const uint8_t* row, int64_t k) {
       const uint8_t lo = quarter >= 2 ? lq >> 4 : lq & 0xF;
       return lo | (((b[128 + 32 * half + j] >> (2 * quarter)) & 3) << 4);
     }
+    case QKind::Q4_1:
+      return (row[(k / 32) * 20 + 4 + (j & 15)] >> (4 * (j >> 4))) & 0xF;
+    case QKind::Q5_1: {
+      const uint8_t* b = row + (k / 32) * 24;
+      const uint32_t qh = load_le32(b + 4);
+      return ((b[8 + (j & 15)] >> (4 * (j >> 4))) & 0xF) | (((qh >> j) & 1) << 4);
+    }
+    case QKind::IQ4_NL:
+      return (row[(k / 32) * 18 + 2 + (j & 15)] >> (4 * (j >> 4))) & 0xF;
+    case QKind::IQ4_XS: {
+      const uint8_t* qs = row + (k / 256) * 136 + 8 + 16 * ((k % 256) / 32);
+      return (qs[j & 15] >> (4 * (j >> 4))) & 0xF;
+    }
+    case QKind::Q2_K:
+    case QKind::Q3_K: {
+      // Both take the 2-bit layout: in each 128-weight half, 32-weight run r (0..3) holds
+      // bits 2r..2r+1 of the half's 32 bytes; Q3_K's high bit (run 4 half + r) in hmask[j].
+      const bool q3 = kind == QKind::Q3_K;
+      const uint8_t* b = row + (k / 256) * (q3 ? 110 : 84);
+      const int e = static_cast<int>(k % 256), half = e / 128, run = (e % 128) / 32;
+      const uint8_t lo = (b[(q3 ? 32 : 16) + 32 * half + j] >> (2 * run)) & 3;
+      if (!q3) return lo;
+      return lo | (((b[j] >> (4 * half + run)) & 1) << 2);
+    }
     default:
       return 0;
   }
 }
 
+// The 16 non-linear levels of IQ4_NL/IQ4_XS (format::kIq4NlValues) as four little-endian
+// words, for byte-wise lookups (spelled out: device code reads them as immediates).
+#define LF_IQ4_WORD0 0xBFAD9881u
+#define LF_IQ4_WORD1 0xF6EADDCFu
+#define LF_IQ4_WORD2 0x26190D01u
+#define LF_IQ4_WORD3 0x71594535u
+constexpr uint32_t iq4_word(int w) {
+  uint32_t x = 0;
+  for (int b = 0; b < 4; ++b) x |= uint32_t(uint8_t(format::kIq4NlValues[4 * w + b])) << (8 * b);
+  return x;
+}
+static_assert(iq4_word(0) == LF_IQ4_WORD0 && iq4_word(1) == LF_IQ4_WORD1 &&
+              iq4_word(2) == LF_IQ4_WORD2 && iq4_word(3) == LF_IQ4_WORD3);
+
 // The 16 scale bytes of group g (inputs [256g, 256g + 256)) of a file row in the layout's
-// sc form, and for Q6_K the 2 bytes of d; zeros past the row's end.
+// sc form, and the row's bytes of the d plane (plane_sizes(kind).d / 16 of them: Q6_K/Q3_K
+// d, Q2_K d and dmin, Q4_1/Q5_1 the 8 offsets); zeros past the row's end.
 LF_HD void scale_bytes(QKind kind, const uint8_t* row, int64_t cols, int64_t g, uint8_t sc[16],
-                       uint8_t d[2]) {
-  for (int i = 0; i < 16; ++i) sc[i] = 0;
-  d[0] = d[1] = 0;
+                       uint8_t d[16]) {
+  for (int i = 0; i < 16; ++i) sc[i] = d[i] = 0;
   switch (kind) {
     case QKind::Q8_0:
     case QKind::Q4_0:
-    case QKind::Q5_0: {
-      const int bs = kind == QKind::Q8_0 ? 34 : kind == QKind::Q4_0 ? 18 : 22;
+    case QKind::Q5_0:
+    case QKind::Q4_1:
+    case QKind::Q5_1:
+    case QKind::IQ4_NL: {
+      const int bs = kind == QKind::Q8_0   ? 34
+                     : kind == QKind::Q5_0 ? 22
+                     : kind == QKind::Q4_1 ? 20
+                     : kind == QKind::Q5_1 ? 24
+                                           : 18;
+      const bool offsets = kind == QKind::Q4_1 || kind == QKind::Q5_1;
       for (int i = 0; i < 8; ++i) {
         const int64_t blk = g * 8 + i;
         if (blk * 32 >= cols) break;
         sc[2 * i] = row[blk * bs];
         sc[2 * i + 1] = row[blk * bs + 1];
+        if (offsets) {
+          d[2 * i] = row[blk * bs + 2];
+          d[2 * i + 1] = row[blk * bs + 3];
+        }
       }
       break;
     }
@@ -216,6 +318,36 @@ LF_HD void scale_bytes(QKind kind, const uint8_t* row, int64_t cols, int64_t g, 
       for (int i = 0; i < 16; ++i) sc[i] = b[192 + i];
       d[0] = b[208];
       d[1] = b[209];
+      break;
+    }
+    case QKind::Q2_K: {
+      const uint8_t* b = row + g * 84;
+      for (int i = 0; i < 16; ++i) sc[i] = b[i];
+      for (int i = 0; i < 4; ++i) d[i] = b[80 + i];
+      break;
+    }
+    case QKind::Q3_K: {
+      // format::q3k_scales, written out so the device can run it.
+      const uint8_t* q = row + g * 110 + 96;
+      for (int j = 0; j < 16; ++j) {
+        const int low = j < 8 ? q[j] & 0xF : q[j - 8] >> 4;
+        const int high = (q[8 + j % 4] >> (2 * (j / 4))) & 3;
+        sc[j] = static_cast<uint8_t>((low | (high << 4)) - 32);
+      }
+      d[0] = row[g * 110 + 108];
+      d[1] = row[g * 110 + 109];
+      break;
+    }
+    case QKind::IQ4_XS: {
+      // format::iq4xs_scale, written out so the device can run it.
+      const uint8_t* b = row + g * 136;
+      sc[0] = b[0];
+      sc[1] = b[1];
+      const uint32_t high = load_le16(b + 2);
+      for (int j = 0; j < 8; ++j) {
+        const int low = (b[4 + j / 2] >> (4 * (j % 2))) & 0xF;
+        sc[2 + j] = static_cast<uint8_t>((low | (((high >> (2 * j)) & 3) << 4)) - 32);
+      }
       break;
     }
     default:
@@ -264,19 +396,16 @@ LF_HD void repack_lane(const QLayout& L, const uint8_t* data, size_t row_bytes, 
   }
   if (lane < kTileRows) {
     const int64_t row = tile * kTileRows + lane;
-    uint8_t sc[16], d[2];
+    uint8_t sc[16], d[16];
     if (row < L.rows) {
       scale_bytes(L.kind, data + row * row_bytes, L.cols, g, sc, d);
     } else {
-      for (int i = 0; i < 16; ++i) sc[i] = 0;
-      d[0] = d[1] = 0;
+      for (int i = 0; i < 16; ++i) sc[i] = d[i] = 0;
     }
     uint8_t* p = out + L.off_sc + c * ps.sc + lane * 16;
     for (int i = 0; i < 16; ++i) p[i] = sc[i];
-    if (ps.d) {
-      out[L.off_d + c * ps.d + lane * 2] = d[0];
-      out[L.off_d + c * ps.d + lane * 2 + 1] = d[1];
-    }
+    const size_t per_row = ps.d / kTileRows;
+    for (size_t i = 0; i < per_row; ++i) out[L.off_d + c * ps.d + lane * per_row + i] = d[i];
   }
 }
 
@@ -312,6 +441,26 @@ LF_HD uint32_t bytes_minus(uint32_t v, uint32_t o4) {
   return ((v | 0x80808080u) - o4) ^ 0x80808080u;
 }
 
+// Each byte (0..15) of x replaced by the IQ4 level it indexes.
+LF_HD uint32_t iq4_levels(uint32_t x) {
+#ifdef __CUDA_ARCH__
+  // Two 8-entry lookups (prmt selects by the low 3 bits of each selector nibble, masked
+  // here), then per byte the half that bit 3 names.
+  const uint32_t y = x & 0x07070707u, t = y | (y >> 4);
+  const uint32_t sel = (t & 0xFFu) | ((t >> 8) & 0xFF00u);
+  const uint32_t lo = __byte_perm(LF_IQ4_WORD0, LF_IQ4_WORD1, sel);
+  const uint32_t hi = __byte_perm(LF_IQ4_WORD2, LF_IQ4_WORD3, sel);
+  const uint32_t upper = ((x >> 3) & 0x01010101u) * 0xFFu;
+  return (lo & ~upper) | (hi & upper);
+#else
+  uint32_t r = 0;
+  for (int b = 0; b < 4; ++b) {
+    r |= uint32_t(uint8_t(format::kIq4NlValues[(x >> (8 * b)) & 0xF])) << (8 * b);
+  }
+  return r;
+#endif
+}
+
 // The signed A-fragment word (4 s8 values) of step s, register i for kind K.
 template <QKind K>
 LF_HD uint32_t frag_word(const uint32_t* q8, const uint32_t* q4, const uint32_t* h1,
@@ -322,10 +471,14 @@ LF_HD uint32_t frag_word(const uint32_t* q8, const uint32_t* q4, const uint32_t*
     return bytes_minus(frag_lo4(q4, s, i), 0x08080808u);
   } else if constexpr (K == QKind::Q5_0) {
     return bytes_minus(frag_lo4(q4, s, i) | frag_hi1(h1, s, i), 0x10101010u);
-  } else if constexpr (K == QKind::Q4_K) {
+  } else if constexpr (K == QKind::Q4_K || K == QKind::Q4_1 || K == QKind::Q2_K) {
     return frag_lo4(q4, s, i);
-  } else if constexpr (K == QKind::Q5_K) {
+  } else if constexpr (K == QKind::Q5_K || K == QKind::Q5_1) {
     return frag_lo4(q4, s, i) | frag_hi1(h1, s, i);
+  } else if constexpr (K == QKind::Q3_K) {
+    return bytes_minus(frag_lo4(q4, s, i), 0x04040404u);
+  } else if constexpr (K == QKind::IQ4_NL || K == QKind::IQ4_XS) {
+    return iq4_levels(frag_lo4(q4, s, i));
   } else {
     return bytes_minus(frag_lo4(q4, s, i) | frag_hi2(h2, s, i), 0x20202020u);
   }
@@ -349,15 +502,26 @@ LF_HD float f16f(uint32_t h) {
 #endif
 }
 
-// Step scales from a row's 16 sc bytes (as 4 little-endian words) and, for Q6_K, its d:
-//   Q8_0/Q4_0/Q5_0: dsc[s] = the block's d (8 values; dm unused)
-//   Q4_K/Q5_K:      dsc[s] = d * scale_s, dm[s] = dmin * min_s (8 values each)
-//   Q6_K:           dsc[j] = d * scale_j for the 16 sixteen-value halves (dm unused)
-// A weight value is dsc * code (Q8_0/Q4_0/Q5_0/Q6_K: the signed code) or dsc * code - dm.
+// Step scales from a row's 16 sc bytes and its d-plane bytes (each as little-endian words):
+//   Q8_0/Q4_0/Q5_0/IQ4_NL: dsc[s] = the block's d (8 values; dm unused)
+//   Q4_1/Q5_1:             dsc[s] = the block's d, dm[s] = its offset m
+//   Q4_K/Q5_K:             dsc[s] = d * scale_s, dm[s] = dmin * min_s (8 values each)
+//   IQ4_XS:                dsc[s] = d * scale_s (8 values)
+//   Q6_K/Q3_K:             dsc[j] = d * scale_j for the 16 sixteen-value halves
+//   Q2_K:                  dsc[j] = d * scale_j, dm[j] = dmin * min_j (16 values each)
+// A weight value is dsc * code (the signed code), dsc * code - dm (Q4_K/Q5_K/Q2_K) or
+// dsc * code + dm (Q4_1/Q5_1). The kernels keep the integer scales instead where the
+// CPU's products do (K-quants, IQ4_XS): this is the dequantized view the layout test checks.
 template <QKind K>
-LF_HD void step_scales(const uint32_t sc[4], uint32_t d6, float* dsc, float* dm) {
-  if constexpr (K == QKind::Q8_0 || K == QKind::Q4_0 || K == QKind::Q5_0) {
-    for (int s = 0; s < 8; ++s) dsc[s] = f16f((sc[s >> 1] >> (16 * (s & 1))) & 0xFFFF);
+LF_HD void step_scales(const uint32_t sc[4], const uint32_t dp[4], float* dsc, float* dm) {
+  if constexpr (K == QKind::Q8_0 || K == QKind::Q4_0 || K == QKind::Q5_0 || K == QKind::IQ4_NL ||
+                K == QKind::Q4_1 || K == QKind::Q5_1) {
+    for (int s = 0; s < 8; ++s) {
+      dsc[s] = f16f((sc[s >> 1] >> (16 * (s & 1))) & 0xFFFF);
+      if constexpr (K == QKind::Q4_1 || K == QKind::Q5_1) {
+        dm[s] = f16f((dp[s >> 1] >> (16 * (s & 1))) & 0xFFFF);
+      }
+    }
   } else if constexpr (K == QKind::Q4_K || K == QKind::Q5_K) {
     const float d = f16f(sc[0] & 0xFFFF), dmin = f16f(sc[0] >> 16);
     uint32_t s6[2], m6[2];
@@ -366,8 +530,17 @@ LF_HD void step_scales(const uint32_t sc[4], uint32_t d6, float* dsc, float* dm)
       dsc[s] = d * static_cast<float>(byte_of(s6, s));
       dm[s] = dmin * static_cast<float>(byte_of(m6, s));
     }
+  } else if constexpr (K == QKind::IQ4_XS) {
+    const float d = f16f(sc[0] & 0xFFFF);
+    for (int s = 0; s < 8; ++s) dsc[s] = d * static_cast<float>(int8_t(byte_of(sc, 2 + s)));
+  } else if constexpr (K == QKind::Q2_K) {
+    const float d = f16f(dp[0] & 0xFFFF), dmin = f16f(dp[0] >> 16);
+    for (int j = 0; j < 16; ++j) {
+      dsc[j] = d * static_cast<float>(byte_of(sc, j) & 0xF);
+      dm[j] = dmin * static_cast<float>(byte_of(sc, j) >> 4);
+    }
   } else {
-    const float d = f16f(d6);
+    const float d = f16f(dp[0] & 0xFFFF);
     for (int j = 0; j < 16; ++j) {
       dsc[j] = d * static_cast<float>(static_cast<int8_t>(byte_of(sc, j)));
     }
