@@ -3,7 +3,7 @@
 # Expects the binaries built elsewhere in .devcarry/bin.tar.xz (see cuda_pack.sh), or builds
 # them here when that is absent (cmake + nvcc, sm_90 only). Logs go to $OUT (or /tmp/lf-out).
 #
-#   bash native/tests/cuda_device.sh [test] [models] [bench] [bench7b]
+#   bash native/tests/cuda_device.sh [test] [models] [bench] [graphs] [bench7b]
 set -u
 OUT=${OUT:-/tmp/lf-out}
 mkdir -p "$OUT"
@@ -78,6 +78,19 @@ for phase in $phases; do
       step 180 "lf_bench 1.5B Q4_K_M" ./lf_bench $M/1.5b-q4km.gguf --backend cuda --sections pp,tg,batch --batches 1,2,4,8,16,32,64 --tg 128 --ctx-tokens 1024 --reps 5
       step 120 "write 0.5B Q8_0" ./lf_randmodel $M/0.5b-q8.gguf --shape 0.5b --quant Q8_0
       step 180 "lf_bench 0.5B Q8_0" ./lf_bench $M/0.5b-q8.gguf --backend cuda --sections tg,batch --batches 1,16,32 --tg 128 --ctx-tokens 1024 --reps 5
+      ;;
+    graphs)
+      # Plain launches (LEAPFROG_CUDA_GRAPHS=0) against graph replays, same binary, same file.
+      for spec in "1.5b Q4_K_M" "0.5b Q8_0" "7b Q4_K_M" "7b Q8_0"; do
+        set -- $spec
+        f=$M/$1-$2.gguf
+        [ -f "$f" ] || step 200 "write $1 $2" ./lf_randmodel "$f" --shape $1 --quant $2
+        for g in 0 1; do
+          step 180 "lf_bench $1 $2 graphs=$g" env LEAPFROG_CUDA_GRAPHS=$g ./lf_bench "$f" --backend cuda \
+            --sections tg,batch --batches 1,2,4,8,16,32,64 --tg 128 --ctx-tokens 1024 --reps 5
+        done
+        case $1 in 7b) rm -f "$f" ;; esac
+      done
       ;;
     bench7b)
       step 200 "write 7B Q4_K_M" ./lf_randmodel $M/7b-q4km.gguf --shape 7b --quant Q4_K_M

@@ -19,6 +19,8 @@
 #include <memory>
 #include <string>
 #include <type_traits>
+#include <utility>
+#include <vector>
 
 #include "gguf/ggml_types.h"
 
@@ -207,6 +209,11 @@ class Backend {
 
   virtual std::unique_ptr<KvStorage> create_kv(const KvLayout& layout) = 0;
   virtual void attention(KvStorage& kv, const AttentionArgs& args) = 0;
+
+  // ---- diagnostics
+  // Named event counts of this backend on the calling thread (CUDA: passes run as plain
+  // launches, graphs captured and replayed), for benchmarks and tests.
+  virtual std::vector<std::pair<std::string, uint64_t>> counters() { return {}; }
 };
 
 }  // namespace leapfrog

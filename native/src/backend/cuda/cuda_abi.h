@@ -10,7 +10,7 @@
 
 namespace leapfrog::cuda_abi {
 
-constexpr int kVersion = 1;
+constexpr int kVersion = 2;  // 2: Backend::counters()
 
 // Changes whenever the structs that cross the boundary change size (a stale library).
 constexpr uint32_t key() {
