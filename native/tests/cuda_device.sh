@@ -3,7 +3,8 @@
 # Expects the binaries built elsewhere in .devcarry/bin.tar.xz (see cuda_pack.sh), or builds
 # them here when that is absent (cmake + nvcc, sm_90 only). Logs go to $OUT (or /tmp/lf-out).
 #
-#   bash native/tests/cuda_device.sh [test] [models] [arches] [types] [typebench] [bench] [bench7b]
+#   bash native/tests/cuda_device.sh [test] [models] [arches] [types] [typebench] [graphs]
+#                                    [bench] [bench7b]
 set -u
 OUT=${OUT:-/tmp/lf-out}
 mkdir -p "$OUT"
@@ -118,6 +119,48 @@ for phase in $phases; do
       step 180 "lf_bench 1.5B Q4_K_M" ./lf_bench $M/1.5b-q4km.gguf --backend cuda --sections pp,tg,batch --batches 1,2,4,8,16,32,64 --tg 128 --ctx-tokens 1024 --reps 5
       step 120 "write 0.5B Q8_0" ./lf_randmodel $M/0.5b-q8.gguf --shape 0.5b --quant Q8_0
       step 180 "lf_bench 0.5B Q8_0" ./lf_bench $M/0.5b-q8.gguf --backend cuda --sections tg,batch --batches 1,16,32 --tg 128 --ctx-tokens 1024 --reps 5
+      ;;
+    graphs)
+      # Passes recorded and replayed as CUDA graphs (backend/cuda/pass_recorder.h). First the
+      # recorder at the level of ops: replays read new inputs, a mid-pass download (the MoE
+      # router's) sees the ops before it, fused launches equal separate ops (YaRN rope).
+      step 60 "cuda_ops_test (pass recorder)" ./cuda_ops_test pass_recorder
+      step 60 "cuda_ops_test (fusions)" ./cuda_ops_test fused
+      # Then whole random models, the architectures' ops included (gemma2: softcap, sliding
+      # window, GELU, post-norms, scaling; starcoder2: LayerNorm, biases; a MoE, whose passes
+      # download the router's logits mid-pass and so never become graphs): every pass's
+      # logits with graphs bit-identical to LEAPFROG_CUDA_GRAPHS=0 (decode, rolled-back
+      # verification passes, a token tree), "# ... replays" lines show graphs replayed; the
+      # graphed backend against the CPU (greedy, teacher-forced) and over 10,000 passes of
+      # 1..33 tokens (no device memory growth once every size is captured).
+      G_MODELS=""
+      for spec in "q8 Q8_0 qwen2" "q4km-l Q4_K_M llama" "q5k-q3 Q5_K qwen3" "f16 F16 qwen2" \
+        "gemma2 Q8_0 gemma2" "starcoder2 Q8_0 starcoder2" "moe Q4_K_M qwen3moe"; do
+        set -- $spec
+        f=$M/tiny-$1.gguf
+        shape=tiny
+        [ "$3" = qwen3moe ] && shape=tiny-moe  # a pass that downloads mid-pass (the router)
+        [ -f "$f" ] || step 30 "write tiny $1" ./lf_randmodel "$f" --shape $shape --quant $2 --arch $3 --vocab 3000
+        G_MODELS="$G_MODELS:$f"
+      done
+      G_MODELS="${G_MODELS#:}"
+      step 120 "cuda_model_test graph (graphs = plain launches)" \
+        env LEAPFROG_CUDA_MODELS="$G_MODELS" ./cuda_model_test graph_replays
+      step 120 "cuda_model_test greedy (graphs vs cpu)" \
+        env LEAPFROG_CUDA_MODELS="$G_MODELS" ./cuda_model_test greedy
+      # Three sessions one after another on each model (plain, chain, tree): a session's
+      # memory freed and allocated again must not replay the graphs of the one before.
+      step 120 "cuda_model_test speculative (graphs)" \
+        env LEAPFROG_CUDA_MODELS="$G_MODELS" ./cuda_model_test speculative
+      step 90 "cuda_model_test memory growth (graphs)" env LEAPFROG_CUDA_MODELS="$M/tiny-q8.gguf" \
+        ./cuda_model_test memory_growth
+      # Decoding with and without graphs on a launch-bound model (0.5B: 24 layers of small
+      # kernels); the JSON's "counters" show the replays.
+      [ -f "$M/0.5b-q8.gguf" ] || step 120 "write 0.5B Q8_0" ./lf_randmodel $M/0.5b-q8.gguf --shape 0.5b --quant Q8_0
+      for g in 0 1; do
+        step 90 "lf_bench 0.5B Q8_0 graphs=$g" env LEAPFROG_CUDA_GRAPHS=$g ./lf_bench $M/0.5b-q8.gguf \
+          --backend cuda --sections tg,batch --batches 1,16 --tg 64 --ctx-tokens 512 --reps 3
+      done
       ;;
     bench7b)
       step 200 "write 7B Q4_K_M" ./lf_randmodel $M/7b-q4km.gguf --shape 7b --quant Q4_K_M

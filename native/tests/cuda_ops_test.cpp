@@ -220,6 +220,117 @@ TEST(cuda_matmul_multi_and_get_rows_at_model_shapes) {
   }
 }
 
+namespace {
+
+uint64_t counter(Backend& be, const std::string& name) {
+  for (const auto& [k, v] : be.counters()) {
+    if (k == name) return v;
+  }
+  throw lftest::FailTest{"no counter " + name};
+}
+
+}  // namespace
+
+// Passes recorded and replayed as CUDA graphs (backend/cuda/pass_recorder.h) at the level of
+// single ops: a pass repeated with new host inputs replays its graph and reads the new
+// inputs (uploads go through the tape's staging), and a pass that downloads in the middle
+// (as the MoE router does) sees every op before the download, runs the rest as plain
+// launches, and is never replayed.
+TEST(cuda_pass_recorder_replays_and_mid_pass_downloads) {
+  auto gpu = cuda_or_skip();
+  Backend& be = *gpu;
+  const int n = 1000;
+  std::vector<float> a(n), b(n);
+  for (int i = 0; i < n; ++i) a[i] = float(i);
+  auto A = to_backend(be, a);
+  auto B = to_backend(be, std::vector<float>(n, 0.0f));
+  std::vector<float> got(n);
+  const uint64_t replays0 = counter(be, "graph_replays");
+  for (int pass = 0; pass < 6; ++pass) {  // small integers: every float sum is exact
+    for (int i = 0; i < n; ++i) b[i] = float(pass + 1 + i % 3);
+    be.begin_pass(PassShape{1, 1, false});
+    be.upload(B.ptr(), b.data(), n);
+    be.add(A.ptr(), DevicePtr<const float>(B.ptr()), n);
+    be.end_pass();
+    for (int i = 0; i < n; ++i) a[i] += b[i];
+    be.download(got.data(), DevicePtr<const float>(A.ptr()), n);
+    if (got != a) throw lftest::FailTest{"pass " + std::to_string(pass) + ": wrong sums"};
+  }
+  CHECK(counter(be, "graph_replays") >= replays0 + 3);  // seen, captured, then replayed
+
+  const uint64_t interrupted0 = counter(be, "passes_interrupted");
+  const uint64_t replays1 = counter(be, "graph_replays");
+  for (int pass = 0; pass < 4; ++pass) {
+    be.begin_pass(PassShape{1, 1, false});
+    be.add(A.ptr(), DevicePtr<const float>(B.ptr()), n);
+    be.add(A.ptr(), DevicePtr<const float>(B.ptr()), n);
+    for (int i = 0; i < n; ++i) a[i] += 2 * b[i];
+    be.download(got.data(), DevicePtr<const float>(A.ptr()), n);  // mid-pass
+    if (got != a) throw lftest::FailTest{"mid-pass download misses the ops before it"};
+    be.add(A.ptr(), DevicePtr<const float>(B.ptr()), n);
+    be.end_pass();
+    for (int i = 0; i < n; ++i) a[i] += b[i];
+    be.download(got.data(), DevicePtr<const float>(A.ptr()), n);
+    if (got != a) throw lftest::FailTest{"an op after a mid-pass download is lost"};
+  }
+  CHECK_EQ(counter(be, "passes_interrupted"), interrupted0 + 4);
+  CHECK_EQ(counter(be, "graph_replays"), replays1);
+}
+
+// The launches a recorded pass fuses (cuda_backend.cu: the residual add with the next RMS
+// norm, Q/K/V biases, the Q and K rotations) against the same ops outside a pass, where each
+// launches alone: bit-identical. The rotations use YaRN with linear scaling and an
+// attn_factor (every RopeParams field the fused launch must honour), NeoX style, partial.
+TEST(cuda_fused_launches_equal_separate_ops) {
+  auto gpu = cuda_or_skip();
+  Backend& be = *gpu;
+  std::mt19937 rng(11);
+  const int n = 5, hd = 64, hq = 6, hk = 2, E = hq * hd;
+  const auto x0 = randn(size_t(n) * E, rng), r0 = randn(size_t(n) * E, rng);
+  const auto w = randn(E, rng), q0 = randn(size_t(n) * hq * hd, rng);
+  const auto k0 = randn(size_t(n) * hk * hd, rng), v0 = randn(size_t(n) * hk * hd, rng);
+  const auto bq = randn(hq * hd, rng), bk = randn(hk * hd, rng), bv = randn(hk * hd, rng);
+  std::vector<int32_t> pos(n);
+  for (int i = 0; i < n; ++i) pos[i] = 1000 + 7 * i;
+  RopeParams rp;
+  rp.style = RopeStyle::NeoX;
+  rp.n_dims = 48;
+  rp.freq_base = 500000;
+  rp.freq_scale = 0.25f;
+  rp.ext_factor = 1;
+  rp.attn_factor = 0.9f;
+  rp.beta_fast = 32;
+  rp.beta_slow = 1;
+  rp.n_ctx_orig = 4096;
+  const auto Wt = to_backend(be, w), Bq = to_backend(be, bq), Bk = to_backend(be, bk);
+  const auto Bv = to_backend(be, bv), R = to_backend(be, r0);
+  const auto Pos = to_backend(be, pos);
+  const auto run = [&](bool in_pass) {
+    auto X = to_backend(be, x0), Y = to_backend(be, x0);
+    auto Q = to_backend(be, q0), K = to_backend(be, k0), V = to_backend(be, v0);
+    if (in_pass) be.begin_pass(PassShape{n, n, false});
+    be.add(X.ptr(), DevicePtr<const float>(R.ptr()), size_t(n) * E);
+    be.rms_norm(X.ptr(), Wt.ptr(), n, E, 1e-6f, Y.ptr());
+    be.add_bias(Q.ptr(), Bq.ptr(), n, hq * hd);
+    be.add_bias(K.ptr(), Bk.ptr(), n, hk * hd);
+    be.add_bias(V.ptr(), Bv.ptr(), n, hk * hd);
+    be.rope(Q.ptr(), n, hq, hd, Pos.ptr(), rp);
+    be.rope(K.ptr(), n, hk, hd, Pos.ptr(), rp);
+    if (in_pass) be.end_pass();
+    std::vector<std::vector<float>> out;
+    for (const auto* t : {&X, &Y, &Q, &K, &V}) out.push_back(to_host(be, *t));
+    return out;
+  };
+  const auto separate = run(false), fused = run(true);
+  const char* names[] = {"residual", "norm", "q", "k", "v"};
+  for (size_t j = 0; j < separate.size(); ++j) {
+    CHECK_EQ(separate[j].size(), fused[j].size());
+    if (std::memcmp(separate[j].data(), fused[j].data(), separate[j].size() * sizeof(float))) {
+      throw lftest::FailTest{std::string(names[j]) + ": fused launch differs from separate ops"};
+    }
+  }
+}
+
 TEST(cuda_attention_long_context_gqa) {
   auto be = cuda_or_skip();
   std::mt19937 rng(23);

@@ -5,6 +5,7 @@ set -eu
 B=${1:-/tmp/cuda-build}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 T=$(mktemp -d)
+# What cuda_device.sh runs (every phase: test, models, arches, graphs, bench).
 for f in libleapfrog_cuda.so cuda_layout_test cuda_ops_test cuda_model_test backend_ops_test \
   backend_arch_ops_test lf_bench lf_run lf_randmodel; do
   cp "$B/$f" "$T/"

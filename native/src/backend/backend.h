@@ -22,6 +22,8 @@
 #include <stdexcept>
 #include <string>
 #include <type_traits>
+#include <utility>
+#include <vector>
 
 #include "gguf/ggml_types.h"
 
@@ -304,6 +306,11 @@ class Backend {
   virtual void scale(DevicePtr<float> x, size_t count, float s) { missing_op("scale"); }
   // x = cap * tanh(x / cap) over count values (soft-capping logits).
   virtual void softcap(DevicePtr<float> x, size_t count, float cap) { missing_op("softcap"); }
+
+  // ---- diagnostics
+  // Named event counts of this backend on the calling thread (CUDA: passes run as plain
+  // launches, graphs captured and replayed), for benchmarks and tests.
+  virtual std::vector<std::pair<std::string, uint64_t>> counters() { return {}; }
 
  private:
   [[noreturn]] void missing_op(const char* op) const {

@@ -62,15 +62,10 @@ __global__ void __launch_bounds__(kThreads) attn_chunk_kernel(const AttnLaunch a
   __shared__ uint8_t vis_s[MAXR][kSub];
 
   if (t < R) lim_s[t] = visible_limit(a, r0 + t);
-#pragma unroll 4
-  for (int idx = t; idx < NP * hd; idx += kThreads) {
-    const int r = idx / (G * hd), rest = idx % (G * hd);
-    const float qv = a.q[size_t(r0 + r) * q_dim + size_t(kvh) * G * hd + rest];
-    q_s[idx] = __half2float(__float2half_rn(qv));  // the f16 cache's query, as on the CPU
-  }
   __syncthreads();
   int maxlim = 0;
   for (int r = 0; r < R; ++r) maxlim = max(maxlim, lim_s[r]);
+  // A chunk no row sees (a recorded pass launches chunks for the whole cache): nothing to do.
   if (j0 >= maxlim) {
     for (int p = t; p < NP; p += kThreads) {
       const int r = p / G, h = p % G;
@@ -79,6 +74,13 @@ __global__ void __launch_bounds__(kThreads) attn_chunk_kernel(const AttnLaunch a
     }
     return;
   }
+#pragma unroll 4
+  for (int idx = t; idx < NP * hd; idx += kThreads) {
+    const int r = idx / (G * hd), rest = idx % (G * hd);
+    const float qv = a.q[size_t(r0 + r) * q_dim + size_t(kvh) * G * hd + rest];
+    q_s[idx] = __half2float(__float2half_rn(qv));  // the f16 cache's query, as on the CPU
+  }
+  __syncthreads();
   const int len = min(j0 + C, maxlim) - j0;
   const int row16 = hd / 8;  // 16-byte pieces per key/value row
 

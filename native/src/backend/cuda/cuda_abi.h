@@ -12,7 +12,8 @@ namespace leapfrog::cuda_abi {
 
 // 2: Backend gained the mixture-of-experts ops (a longer vtable, which no size shows).
 // 3: and the architecture ops (layer_norm, gelu, geglu, scale, softcap) after them.
-constexpr int kVersion = 3;
+// 4: and Backend::counters() after those.
+constexpr int kVersion = 4;
 
 // Changes whenever the structs that cross the boundary change size (a stale library).
 constexpr uint32_t key() {

@@ -1,8 +1,11 @@
 // The CUDA implementation of Backend (libleapfrog_cuda.so): device memory, one stream per
 // calling thread (two sessions on two threads may share the backend), weights uploaded and
-// repacked once, the whole pass enqueued without a host round trip; download() waits.
+// repacked once, the whole pass enqueued without a host round trip (recorded, and replayed
+// as a CUDA graph when it repeats: pass_recorder.h); download() waits.
 #include <cuda_runtime.h>
 
+#include <algorithm>
+#include <array>
 #include <atomic>
 #include <cmath>
 #include <cstdio>
@@ -10,15 +13,18 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <unordered_map>
 
 #include "backend/backend.h"
 #include "backend/cuda/cuda_abi.h"
 #include "backend/cuda/cuda_common.cuh"
 #include "backend/cuda/kernels.h"
+#include "backend/cuda/pass_recorder.h"
 #include "backend/cuda/wlayout.h"
 
 namespace leapfrog::cuda {
@@ -48,7 +54,10 @@ void* device_alloc(size_t bytes) {
 class CudaBuffer final : public DeviceBuffer {
  public:
   explicit CudaBuffer(size_t bytes) : p_(device_alloc(bytes)), bytes_(bytes) {}
-  ~CudaBuffer() override { (void)cudaFree(p_); }
+  ~CudaBuffer() override {
+    note_free();
+    (void)cudaFree(p_);
+  }
   size_t bytes() const override { return bytes_; }
 
  protected:
@@ -59,14 +68,15 @@ class CudaBuffer final : public DeviceBuffer {
   size_t bytes_;
 };
 
-// Device scratch that only grows (freeing synchronizes the device: in-flight work that
-// uses the old allocation is done before it goes).
+// Device scratch that only grows. Taken when an op is recorded: a pass recorded but not yet
+// run may still point at the old allocation, so it goes to the graveyard (freed at the next
+// pass's start) rather than being freed now.
 struct Scratch {
   void* p = nullptr;
   size_t cap = 0;
-  void* get(size_t bytes) {
+  void* get(size_t bytes, Graveyard& graveyard) {
     if (bytes > cap) {
-      if (p) LF_CUDA(cudaFree(p));
+      if (p) graveyard.bury_device(p);
       p = nullptr;
       cap = 0;
       p = device_alloc(bytes);
@@ -74,10 +84,56 @@ struct Scratch {
     }
     return p;
   }
-  ~Scratch() {
-    if (p) (void)cudaFree(p);
+  void release() {
+    if (p) note_free(), (void)cudaFree(p);
+    p = nullptr;
+    cap = 0;
   }
+  ~Scratch() { release(); }
 };
+
+// A value's bytes as words of a recorded launch (pass_recorder.h).
+template <class T>
+std::array<uint64_t, (sizeof(T) + 7) / 8> words_of(const T& v) {
+  static_assert(std::is_trivially_copyable_v<T>);
+  std::array<uint64_t, (sizeof(T) + 7) / 8> w{};
+  std::memcpy(w.data(), &v, sizeof v);
+  return w;
+}
+uint64_t bits(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, sizeof u);
+  return u;
+}
+
+// Tags of the recorded launches (the first word of each).
+enum Op : uint64_t {
+  kOpMatmulFloat = 1,
+  kOpQuantizeAct,
+  kOpMmq,
+  kOpGetRows,
+  kOpRmsNorm,
+  kOpRope,
+  kOpSwiglu,
+  kOpAddBias,
+  kOpAdd,
+  kOpAttention,
+  kOpKvStore,
+  kOpKvMove,
+  kOpAddRmsNorm,
+  kOpLayerNorm,
+  kOpGelu,
+  kOpGeglu,
+  kOpScale,
+  kOpSoftcap,
+  kOpGatherRows,
+  kOpScatterAddRows,
+};
+
+bool graphs_enabled() {
+  const char* e = std::getenv("LEAPFROG_CUDA_GRAPHS");
+  return !(e && std::strcmp(e, "0") == 0);
+}
 
 std::atomic<uint64_t> next_backend_id{1};
 
@@ -89,6 +145,7 @@ class CudaKv final : public KvStorage {
  public:
   CudaKv(CudaBackend& be, const KvLayout& layout);
   ~CudaKv() override {
+    note_free();
     (void)cudaFree(k_);
     (void)cudaFree(v_);
   }
@@ -125,6 +182,7 @@ class CudaBackend final : public Backend {
   ~CudaBackend() override {
     if (gelu_table_) (void)cudaFree(gelu_table_);
     for (auto& [tid, c] : ctxs_) {
+      c->pass.reset();
       if (c->stream) (void)cudaStreamDestroy(c->stream);
     }
   }
@@ -138,13 +196,17 @@ class CudaBackend final : public Backend {
     return std::make_unique<CudaBuffer>(bytes);
   }
   void upload(DevicePtr<void> dst, const void* src, size_t bytes) override {
-    if (bytes == 0) return;
-    LF_CUDA(cudaMemcpyAsync(dst.get(), src, bytes, cudaMemcpyHostToDevice, stream()));
+    ctx().pass->upload(dst.get(), src, bytes);
   }
+  // Inside a pass (the MoE router's logits, model/moe_ffn.cpp) the launches that produce
+  // `src` may still be on the tape: they are issued first, and the rest of the pass runs as
+  // plain launches (pass_recorder.h, interrupt). host_address() needs no such rule: device
+  // memory has no host address here (the default, null), so callers download.
   void download(void* dst, DevicePtr<const void> src, size_t bytes) override {
-    cudaStream_t st = stream();
-    if (bytes) LF_CUDA(cudaMemcpyAsync(dst, src.get(), bytes, cudaMemcpyDeviceToHost, st));
-    LF_CUDA(cudaStreamSynchronize(st));
+    Ctx& c = ctx();
+    c.pass->interrupt();
+    if (bytes) LF_CUDA(cudaMemcpyAsync(dst, src.get(), bytes, cudaMemcpyDeviceToHost, c.stream));
+    LF_CUDA(cudaStreamSynchronize(c.stream));
   }
   using Backend::download;
   using Backend::upload;
@@ -178,7 +240,7 @@ class CudaBackend final : public Backend {
     // Quantized products: the file's bytes to the device once, repacked there.
     const QLayout L = make_layout(kind, file.rows, file.cols);
     auto mem = std::make_unique<CudaBuffer>(L.total);
-    uint8_t* raw = static_cast<uint8_t*>(c.load_temp.get(raw_bytes));
+    uint8_t* raw = static_cast<uint8_t*>(c.load_temp.get(raw_bytes, c.pass->graveyard()));
     LF_CUDA(cudaMemcpyAsync(raw, file.data, raw_bytes, cudaMemcpyHostToDevice, c.stream));
     launch_repack(L, raw, file.row_bytes, mem->as<uint8_t>().get(), c.stream);
     LF_CUDA(cudaStreamSynchronize(c.stream));
@@ -195,16 +257,26 @@ class CudaBackend final : public Backend {
   }
 
   // ---- passes
-  void begin_pass(const PassShape&) override {
+  void begin_pass(const PassShape& shape) override {
     Ctx& c = ctx();
     if (c.load_temp.p) {  // the weights are loaded: give their staging memory back
       LF_CUDA(cudaStreamSynchronize(c.stream));
-      LF_CUDA(cudaFree(c.load_temp.p));
-      c.load_temp.p = nullptr;
-      c.load_temp.cap = 0;
+      c.load_temp.release();
     }
+    // A token tree's mask is sized by the context: such passes are never replayed.
+    c.pass->begin(shape.kv_len - shape.n, !shape.tree);
   }
-  void end_pass() override {}
+  void end_pass() override { ctx().pass->end(); }
+
+  std::vector<std::pair<std::string, uint64_t>> counters() override {
+    const PassRecorder::Counters k = ctx().pass->counters();
+    return {{"passes_plain", k.eager},
+            {"graphs_captured", k.captured},
+            {"graph_replays", k.replayed},
+            {"graph_captures_failed", k.capture_failed},
+            {"passes_interrupted", k.interrupted},
+            {"graphs_forgotten", k.forgotten}};
+  }
 
   // ---- ops
   void matmul(const WeightView& w, DevicePtr<const float> x, int n, DevicePtr<float> y) override {
@@ -228,29 +300,43 @@ class CudaBackend final : public Backend {
       return;
     }
     const WeightView& w0 = *ws[0];
+    Graveyard& gy = c.pass->graveyard();
+    const float* xp = x.get();
     if (k0 == QKind::None) {
       if (!w0.data) throw std::invalid_argument("cuda matmul: weight not resident");
       float* xr = w0.type == GgmlType::F32
                       ? nullptr
-                      : static_cast<float*>(c.act_f.get(size_t(n) * w0.cols * sizeof(float)));
-      launch_matmul_float(w0.type, w0.data, w0.rows, w0.cols, x.get(), n, ys[0].get(),
-                          size_t(w0.rows), xr, c.stream);
+                      : static_cast<float*>(c.act_f.get(size_t(n) * w0.cols * sizeof(float), gy));
+      const GgmlType t = w0.type;
+      const uint8_t* wd = w0.data;
+      const int64_t rows = w0.rows, cols = w0.cols;
+      float* yp = ys[0].get();
+      c.pass->add({kOpMatmulFloat, uint64_t(t), word(wd), uint64_t(rows), uint64_t(cols), word(xp),
+                   uint64_t(n), word(yp), word(xr)},
+                  [=](cudaStream_t s) {
+                    launch_matmul_float(t, wd, rows, cols, xp, n, yp, size_t(rows), xr, s);
+                  });
       return;
     }
     // Quantize the activations once for all weights (same inputs, same format).
     const int64_t groups = (w0.cols + kGroupK - 1) / kGroupK;
     const int tiles = (n + 7) / 8;
     ActQ8 act;
-    act.q = static_cast<uint8_t*>(c.act_q.get(ActQ8::q_bytes(tiles, groups)));
-    act.s = static_cast<uint32_t*>(c.act_s.get(ActQ8::s_bytes(tiles, groups)));
-    launch_quantize_act(x.get(), n, w0.cols, groups, kquant_acts(k0), act, c.stream);
+    act.q = static_cast<uint8_t*>(c.act_q.get(ActQ8::q_bytes(tiles, groups), gy));
+    act.s = static_cast<uint32_t*>(c.act_s.get(ActQ8::s_bytes(tiles, groups), gy));
+    {
+      const int64_t cols = w0.cols;
+      const bool kq = kquant_acts(k0);
+      c.pass->add({kOpQuantizeAct, word(xp), uint64_t(n), uint64_t(cols), uint64_t(groups),
+                   uint64_t(kq), word(act.q), word(act.s)},
+                  [=](cudaStream_t s) { launch_quantize_act(xp, n, cols, groups, kq, act, s); });
+    }
     // Weights of one kind and split go out in one launch (at most three); others alone.
     int j = 0;
     while (j < count) {
-      QLayout L[3];
-      const uint8_t* wp[3];
-      float* yp[3];
-      size_t ld[3];
+      std::array<QLayout, 3> L;
+      std::array<const uint8_t*, 3> wp{};
+      std::array<size_t, 3> ld{};
       int m = 0, ks = 0;
       const int per_launch = n <= 8 ? 1 : 3;  // one-token kernels take one weight each
       for (; j < count && m < per_launch; ++j, ++m) {
@@ -268,8 +354,22 @@ class CudaBackend final : public Backend {
         ActQ8 part;
         part.q = act.q + size_t(i0 / 8) * groups * 2048;
         part.s = act.s + size_t(i0 / 8) * groups * 64;
+        std::array<float*, 3> yp{};
         for (int k = 0; k < m; ++k) yp[k] = ys[j - m + k].get() + size_t(i0) * ld[k];
-        launch_mmq_multi(L, wp, m, part, std::min(64, n - i0), yp, ld, ks, c.stream);
+        const int rows_n = std::min(64, n - i0);
+        std::array<uint64_t, 12> ids{};
+        for (int k = 0; k < m; ++k) {
+          ids[4 * k] = (uint64_t(L[k].kind) << 48) ^ uint64_t(L[k].rows);
+          ids[4 * k + 1] = uint64_t(L[k].cols);
+          ids[4 * k + 2] = word(wp[k]);
+          ids[4 * k + 3] = word(yp[k]) ^ (uint64_t(ld[k]) << 48);
+        }
+        c.pass->add(
+            {kOpMmq, uint64_t(m), uint64_t(ks), word(part.q), word(part.s), uint64_t(rows_n)},
+            [=](cudaStream_t s) {
+              launch_mmq_multi(L.data(), wp.data(), m, part, rows_n, yp.data(), ld.data(), ks, s);
+            },
+            ids);
       }
     }
   }
@@ -277,60 +377,188 @@ class CudaBackend final : public Backend {
   void get_rows(const WeightView& table, DevicePtr<const int32_t> ids, int n,
                 DevicePtr<float> out) override {
     if (!table.data) throw std::invalid_argument("cuda get_rows: table not loaded for lookups");
-    launch_get_rows(table.type, table.data, table.rows, table.cols, table.row_bytes, ids.get(), n,
-                    out.get(), stream());
+    const GgmlType t = table.type;
+    const uint8_t* data = table.data;
+    const int64_t rows = table.rows, cols = table.cols;
+    const size_t rb = table.row_bytes;
+    const int32_t* ip = ids.get();
+    float* op = out.get();
+    record({kOpGetRows, uint64_t(t), word(data), uint64_t(rows), uint64_t(cols), rb, word(ip),
+            uint64_t(n), word(op)},
+           [=](cudaStream_t s) { launch_get_rows(t, data, rows, cols, rb, ip, n, op, s); });
   }
+  // Fusions: in a recorded pass an op may join the launch before it (the residual add and
+  // the next norm, the Q/K/V biases, the Q and K rotations). The fused kernels compute what
+  // the separate ones do, element for element; outside a pass every op launches alone.
   void rms_norm(DevicePtr<const float> x, DevicePtr<const float> w, int n, int dim, float eps,
                 DevicePtr<float> y) override {
-    launch_rms_norm(x.get(), w.get(), n, dim, eps, y.get(), stream());
+    const float* xp = x.get();
+    const float* wp = w.get();
+    float* yp = y.get();
+    Ctx& c = ctx();
+    const std::span<const uint64_t> last = c.pass->last();
+    if (last.size() == 4 && last[0] == kOpAdd && last[1] == word(xp) &&
+        last[3] == uint64_t(n) * uint64_t(dim)) {
+      float* xm = const_cast<float*>(xp);
+      const float* ap = reinterpret_cast<const float*>(last[2]);
+      c.pass->replace_last(
+          {kOpAddRmsNorm, word(xm), word(ap), word(wp), uint64_t(n), uint64_t(dim), bits(eps),
+           word(yp)},
+          [=](cudaStream_t s) { launch_add_rms_norm(xm, ap, wp, n, dim, eps, yp, s); });
+      return;
+    }
+    record({kOpRmsNorm, word(xp), word(wp), uint64_t(n), uint64_t(dim), bits(eps), word(yp)},
+           [=](cudaStream_t s) { launch_rms_norm(xp, wp, n, dim, eps, yp, s); });
   }
   void rope(DevicePtr<float> x, int n, int n_heads, int head_dim, DevicePtr<const int32_t> pos,
             const RopeParams& p) override {
     const float theta_scale = std::pow(p.freq_base, -2.0f / p.n_dims);  // as the CPU
-    launch_rope(x.get(), n, n_heads, head_dim, pos.get(), p, theta_scale, stream());
+    const int32_t* pp = pos.get();
+    // Every field of RopeParams is in the words, byte for byte (nine 4-byte fields, no
+    // padding: a new field changes the size and stops the build here until it is counted).
+    // Two rotations join only when all of these words are equal, so the fused launch applies
+    // to the keys exactly the parameters (YaRN, linear scaling, attn_factor) it would alone:
+    // one kernel, one code path for both targets.
+    static_assert(sizeof(RopeParams) == 9 * 4, "every field of RopeParams belongs in the words");
+    const auto pw = words_of(p);
+    std::array<uint64_t, 4 + pw.size()> head = {kOpRope, uint64_t(n), uint64_t(head_dim), word(pp)};
+    std::copy(pw.begin(), pw.end(), head.begin() + 4);
+    RopeTargets tg;
+    std::memset(&tg, 0, sizeof tg);
+    tg.x[0] = x.get();
+    tg.heads[0] = n_heads;
+    Ctx& c = ctx();
+    const std::span<const uint64_t> last = c.pass->last();
+    bool join = false;  // the rotation before, at the same positions, takes this one too
+    if (last.size() == head.size() + words_of(tg).size() &&
+        std::equal(head.begin(), head.end(), last.begin())) {
+      RopeTargets prev;
+      std::memcpy(&prev, last.data() + head.size(), sizeof prev);
+      if (prev.heads[1] == 0 && prev.x[0] != x.get()) {
+        prev.x[1] = x.get();
+        prev.heads[1] = n_heads;
+        tg = prev;
+        join = true;
+      }
+    }
+    const auto more = words_of(tg);
+    std::array<uint64_t, head.size() + more.size()> all{};
+    std::copy(head.begin(), head.end(), all.begin());
+    std::copy(more.begin(), more.end(), all.begin() + head.size());
+    PassRecorder::Launch launch = [=](cudaStream_t s) {
+      launch_rope(tg, n, head_dim, pp, p, theta_scale, s);
+    };
+    if (join)
+      c.pass->replace_last({}, std::move(launch), all);
+    else
+      record({}, std::move(launch), all);
   }
   void swiglu(DevicePtr<float> gate, DevicePtr<const float> up, int n, int dim) override {
-    launch_swiglu(gate.get(), up.get(), size_t(n) * dim, stream());
+    float* gp = gate.get();
+    const float* up_p = up.get();
+    const size_t count = size_t(n) * dim;
+    record({kOpSwiglu, word(gp), word(up_p), count},
+           [=](cudaStream_t s) { launch_swiglu(gp, up_p, count, s); });
   }
   void add_bias(DevicePtr<float> x, DevicePtr<const float> b, int n, int dim) override {
-    launch_add_bias(x.get(), b.get(), n, dim, stream());
+    BiasTargets bt;
+    std::memset(&bt, 0, sizeof bt);
+    bt.n = n;
+    Ctx& c = ctx();
+    const std::span<const uint64_t> last = c.pass->last();
+    bool join = false;
+    if (last.size() == 1 + words_of(bt).size() && last[0] == kOpAddBias) {
+      std::memcpy(&bt, last.data() + 1, sizeof bt);
+      // Joined targets must not touch each other's memory (one kernel, no order between them).
+      join = bt.n == n && bt.count < 3;
+      for (int k = 0; k < bt.count && join; ++k) {
+        join = bt.x[k] != x.get() && bt.x[k] != b.get() && bt.b[k] != x.get();
+      }
+      if (!join) {
+        std::memset(&bt, 0, sizeof bt);
+        bt.n = n;
+      }
+    }
+    bt.x[bt.count] = x.get();
+    bt.b[bt.count] = b.get();
+    bt.dim[bt.count] = dim;
+    ++bt.count;
+    PassRecorder::Launch launch = [=](cudaStream_t s) { launch_add_bias(bt, s); };
+    if (join)
+      c.pass->replace_last({kOpAddBias}, std::move(launch), words_of(bt));
+    else
+      record({kOpAddBias}, std::move(launch), words_of(bt));
   }
   void add(DevicePtr<float> x, DevicePtr<const float> y, size_t count) override {
-    launch_add(x.get(), y.get(), count, stream());
+    float* xp = x.get();
+    const float* yp = y.get();
+    record({kOpAdd, word(xp), word(yp), count},
+           [=](cudaStream_t s) { launch_add(xp, yp, count, s); });
   }
 
   // Mixture of experts: the router's top-k runs on the host (model/moe_ffn.cpp downloads
   // the router logits once per layer), each used expert's product over its gathered rows.
   bool supports_moe() const override { return true; }
+  // (A pass that routes downloads mid-pass, so it runs as plain launches from then on; the
+  // ops still go through record() so they keep their order with the ones before.)
   void gather_rows(DevicePtr<const float> x, DevicePtr<const int32_t> rows, int n, int dim,
                    DevicePtr<float> out) override {
-    launch_gather_rows(x.get(), rows.get(), n, dim, out.get(), stream());
+    const float* xp = x.get();
+    const int32_t* rp = rows.get();
+    float* op = out.get();
+    record({kOpGatherRows, word(xp), word(rp), uint64_t(n), uint64_t(dim), word(op)},
+           [=](cudaStream_t s) { launch_gather_rows(xp, rp, n, dim, op, s); });
   }
   void scatter_add_rows(DevicePtr<const float> x, DevicePtr<const int32_t> rows,
                         DevicePtr<const float> weights, int n, int dim,
                         DevicePtr<float> y) override {
-    launch_scatter_add_rows(x.get(), rows.get(), weights.get(), n, dim, y.get(), stream());
+    const float* xp = x.get();
+    const int32_t* rp = rows.get();
+    const float* wp = weights.get();
+    float* yp = y.get();
+    record({kOpScatterAddRows, word(xp), word(rp), word(wp), uint64_t(n), uint64_t(dim), word(yp)},
+           [=](cudaStream_t s) { launch_scatter_add_rows(xp, rp, wp, n, dim, yp, s); });
   }
 
   // The ops beyond llama's (arch_ops.cu, and attention's softcap and window), checked on
   // the H200 against their definitions (backend_arch_ops_test) and whole starcoder2,
   // granite, phi3 and gemma* models against the CPU (`cuda_device.sh arches`).
   bool supports_arch_ops() const override { return true; }
+  // Recorded like the others: the words name the kernel, every pointer (the GELU table
+  // included) and every scalar.
   void layer_norm(DevicePtr<const float> x, DevicePtr<const float> w, DevicePtr<const float> b,
                   int n, int dim, float eps, DevicePtr<float> y) override {
-    launch_layer_norm(x.get(), w.get(), b.get(), n, dim, eps, y.get(), stream());
+    const float* xp = x.get();
+    const float* wp = w.get();
+    const float* bp = b.get();
+    float* yp = y.get();
+    record({kOpLayerNorm, word(xp), word(wp), word(bp), uint64_t(n), uint64_t(dim), bits(eps),
+            word(yp)},
+           [=](cudaStream_t s) { launch_layer_norm(xp, wp, bp, n, dim, eps, yp, s); });
   }
   void gelu(DevicePtr<float> x, size_t count) override {
-    launch_gelu(x.get(), gelu_table_, count, stream());
+    float* xp = x.get();
+    const uint16_t* table = gelu_table_;
+    record({kOpGelu, word(xp), word(table), count},
+           [=](cudaStream_t s) { launch_gelu(xp, table, count, s); });
   }
   void geglu(DevicePtr<float> gate, DevicePtr<const float> up, int n, int dim) override {
-    launch_geglu(gate.get(), up.get(), gelu_table_, size_t(n) * dim, stream());
+    float* gp = gate.get();
+    const float* up_p = up.get();
+    const uint16_t* table = gelu_table_;
+    const size_t count = size_t(n) * dim;
+    record({kOpGeglu, word(gp), word(up_p), word(table), count},
+           [=](cudaStream_t s) { launch_geglu(gp, up_p, table, count, s); });
   }
-  void scale(DevicePtr<float> x, size_t count, float s) override {
-    launch_scale(x.get(), s, count, stream());
+  void scale(DevicePtr<float> x, size_t count, float f) override {
+    float* xp = x.get();
+    record({kOpScale, word(xp), count, bits(f)},
+           [=](cudaStream_t s) { launch_scale(xp, f, count, s); });
   }
   void softcap(DevicePtr<float> x, size_t count, float cap) override {
-    launch_softcap(x.get(), cap, count, stream());
+    float* xp = x.get();
+    record({kOpSoftcap, word(xp), count, bits(cap)},
+           [=](cudaStream_t s) { launch_softcap(xp, cap, count, s); });
   }
 
   std::unique_ptr<KvStorage> create_kv(const KvLayout& layout) override {
@@ -345,7 +573,9 @@ class CudaBackend final : public Backend {
       throw std::out_of_range("cuda attention: kv_len outside the cache");
     }
     Ctx& c = ctx();
+    Graveyard& gy = c.pass->graveyard();
     AttnLaunch a;
+    std::memset(&a, 0, sizeof a);  // its padding is part of the recorded words
     a.q = args.q.get();
     a.k = kv.k(args.layer);
     a.v = kv.v(args.layer);
@@ -356,24 +586,40 @@ class CudaBackend final : public Backend {
     a.n_heads = args.n_heads;
     a.n_kv_heads = L.n_kv_heads;
     a.head_dim = L.head_dim;
-    a.kv_len = args.kv_len;
+    // In a pass, a causal row sees positions up to its own (q_pos, read on the device), so
+    // the launch may cover the whole cache: its words then do not change as the context
+    // grows, and the pass replays as a graph (chunks past a row's position are skipped).
+    // A mask is laid out by kv_len, which then stays as given.
+    a.kv_len = c.pass->active() && !args.mask ? L.n_ctx : args.kv_len;
     a.scale = args.scale;
     a.softcap = args.softcap;
     a.window = args.window;
     a.chunk = kv.chunk();
-    const size_t chunks = (size_t(args.kv_len) + a.chunk - 1) / a.chunk;
+    const size_t chunks = (size_t(a.kv_len) + a.chunk - 1) / a.chunk;
     const size_t parts = size_t(args.n) * args.n_heads * chunks;
-    a.part_o = static_cast<float*>(c.att_o.get(parts * L.head_dim * sizeof(float)));
-    a.part_ml = static_cast<float2*>(c.att_ml.get(parts * sizeof(float2)));
-    launch_attention(a, c.stream);
+    a.part_o = static_cast<float*>(c.att_o.get(parts * L.head_dim * sizeof(float), gy));
+    a.part_ml = static_cast<float2*>(c.att_ml.get(parts * sizeof(float2), gy));
+    PassRecorder::Launch launch = [=](cudaStream_t s) { launch_attention(a, s); };
+    record({kOpAttention}, std::move(launch), words_of(a));
   }
 
+  // The calling thread's stream. Ops launch through record(), never straight onto this
+  // stream: in a recorded pass such a launch would run before the tape's earlier launches
+  // (the weights' loading and the KV cache's set-up use it outside passes).
   cudaStream_t stream() { return ctx().stream; }
+  PassRecorder& pass() { return *ctx().pass; }
+
+  // One launch of the current pass (or now, outside a pass).
+  void record(std::initializer_list<uint64_t> words, PassRecorder::Launch launch,
+              std::span<const uint64_t> more = {}) {
+    ctx().pass->add(words, std::move(launch), more);
+  }
 
  private:
   struct Ctx {
     cudaStream_t stream = nullptr;
     Scratch act_q, act_s, act_f, att_o, att_ml, load_temp;
+    std::unique_ptr<PassRecorder> pass;  // destroyed before the stream
   };
 
   // The calling thread's stream and scratch (created on its first call).
@@ -387,6 +633,7 @@ class CudaBackend final : public Backend {
       LF_CUDA(cudaSetDevice(device_));
       auto c = std::make_unique<Ctx>();
       LF_CUDA(cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking));
+      c->pass = std::make_unique<PassRecorder>(c->stream, graphs_enabled());
       slot = std::move(c);
     } else {
       LF_CUDA(cudaSetDevice(device_));
@@ -427,8 +674,20 @@ CudaKv::CudaKv(CudaBackend& be, const KvLayout& layout) : be_(be), layout_(layou
 void CudaKv::store(int layer, int pos, int n, DevicePtr<const float> k, DevicePtr<const float> v) {
   if (pos < 0 || pos + n > layout_.n_ctx) throw std::out_of_range("KV store past the context");
   if (layer < 0 || layer >= layout_.n_layers) throw std::out_of_range("KV store: bad layer");
-  const size_t off = size_t(layer) * layer_stride() + size_t(pos) * layout_.kv_dim();
-  launch_kv_store(k_ + off, v_ + off, k.get(), v.get(), size_t(n) * layout_.kv_dim(), be_.stream());
+  // The pass's own first position is read on the device (the same words every pass).
+  PassRecorder& pr = be_.pass();
+  const int* pos_dev = pr.active() && pos == pr.first_pos() ? pr.first_pos_device() : nullptr;
+  const size_t base = size_t(layer) * layer_stride();
+  uint16_t* kd = k_ + base;
+  uint16_t* vd = v_ + base;
+  const float* kp = k.get();
+  const float* vp = v.get();
+  const int kv_dim = layout_.kv_dim();
+  const int host_pos = pos_dev ? -1 : pos;
+  be_.record(
+      {kOpKvStore, word(kd), word(vd), word(kp), word(vp), uint64_t(kv_dim), uint64_t(n),
+       word(pos_dev), uint64_t(int64_t(host_pos))},
+      [=](cudaStream_t s) { launch_kv_store(kd, vd, kp, vp, kv_dim, n, pos_dev, host_pos, s); });
 }
 
 void CudaKv::move(int from, int to) {
@@ -436,8 +695,13 @@ void CudaKv::move(int from, int to) {
   if (from < 0 || to < 0 || from >= layout_.n_ctx || to >= layout_.n_ctx) {
     throw std::out_of_range("KV move outside the context");
   }
-  launch_kv_move(k_, v_, layout_.n_layers, layer_stride(), layout_.kv_dim(), from, to,
-                 be_.stream());
+  uint16_t* kd = k_;
+  uint16_t* vd = v_;
+  const int layers = layout_.n_layers, kv_dim = layout_.kv_dim();
+  const size_t stride = layer_stride();
+  be_.record({kOpKvMove, word(kd), word(vd), uint64_t(layers), stride, uint64_t(kv_dim),
+              uint64_t(from), uint64_t(to)},
+             [=](cudaStream_t s) { launch_kv_move(kd, vd, layers, stride, kv_dim, from, to, s); });
 }
 
 }  // namespace leapfrog::cuda

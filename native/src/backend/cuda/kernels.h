@@ -60,18 +60,39 @@ void launch_get_rows(GgmlType t, const uint8_t* table, int64_t rows, int64_t col
                      const int32_t* ids, int n, float* out, cudaStream_t stream);
 void launch_rms_norm(const float* x, const float* w, int n, int dim, float eps, float* y,
                      cudaStream_t stream);
-void launch_rope(float* x, int n, int n_heads, int head_dim, const int32_t* pos,
+// x += add, then y = rms_norm(x) * w: the residual add and the next norm in one kernel, with
+// the results of the two ops.
+void launch_add_rms_norm(float* x, const float* add, const float* w, int n, int dim, float eps,
+                         float* y, cudaStream_t stream);
+// One or two tensors (queries and keys) rotated at the same positions in one launch; a
+// second target of 0 heads is none. Plain structs: they are recorded byte for byte.
+struct RopeTargets {
+  float* x[2];
+  int heads[2];
+};
+void launch_rope(const RopeTargets& tg, int n, int head_dim, const int32_t* pos,
                  const RopeParams& p, float theta_scale, cudaStream_t stream);
 void launch_swiglu(float* gate, const float* up, size_t count, cudaStream_t stream);
-void launch_add_bias(float* x, const float* b, int n, int dim, cudaStream_t stream);
+// Up to three bias additions over n rows in one launch (Q, K and V).
+struct BiasTargets {
+  float* x[3];
+  const float* b[3];
+  int dim[3];
+  int count;
+  int n;
+};
+void launch_add_bias(const BiasTargets& bt, cudaStream_t stream);
 void launch_add(float* x, const float* y, size_t count, cudaStream_t stream);
 // Mixture of experts (Backend::gather_rows, Backend::scatter_add_rows).
 void launch_gather_rows(const float* x, const int32_t* rows, int n, int dim, float* out,
                         cudaStream_t stream);
 void launch_scatter_add_rows(const float* x, const int32_t* rows, const float* w, int n, int dim,
                              float* y, cudaStream_t stream);
-void launch_kv_store(uint16_t* k_dst, uint16_t* v_dst, const float* k, const float* v, size_t count,
-                     cudaStream_t stream);
+// Rows i < n of k and v (f32, n x kv_dim) into the layer's cache `k_layer`/`v_layer` at
+// position first + i, where first is *first_dev when that is given (a recorded pass: the
+// same launch every pass), else first_host.
+void launch_kv_store(uint16_t* k_layer, uint16_t* v_layer, const float* k, const float* v,
+                     int kv_dim, int n, const int* first_dev, int first_host, cudaStream_t stream);
 void launch_kv_move(uint16_t* k, uint16_t* v, int n_layers, size_t layer_stride, int kv_dim,
                     int from, int to, cudaStream_t stream);
 

@@ -121,13 +121,17 @@ __global__ void get_rows_kernel(GgmlType t, const uint8_t* __restrict__ table, i
   for (int64_t k = threadIdx.x; k < cols; k += blockDim.x) o[k] = dequant_at(t, row, k);
 }
 
-// One block of 256 threads per row; the sum of squares in double, as on the CPU.
-__global__ void rms_norm_kernel(const float* x, const float* __restrict__ w, int dim, float eps,
-                                float* y) {
-  const float* xr = x + size_t(blockIdx.x) * dim;
+// One block of 256 threads per row; the sum of squares in double, as on the CPU. ADD: the
+// residual `add` is first added into x (the add op before the norm, in the same kernel: each
+// thread adds the values it then squares, so the results are those of the two ops).
+template <bool ADD>
+__global__ void rms_norm_kernel(float* x, const float* add, const float* __restrict__ w, int dim,
+                                float eps, float* y) {
+  float* xr = x + size_t(blockIdx.x) * dim;
   float* yr = y + size_t(blockIdx.x) * dim;
   double sum = 0;
   for (int c = threadIdx.x; c < dim; c += blockDim.x) {
+    if constexpr (ADD) xr[c] = __fadd_rn(xr[c], add[size_t(blockIdx.x) * dim + c]);
     sum = __dadd_rn(sum, static_cast<double>(__fmul_rn(xr[c], xr[c])));
   }
   sum = warp_sum(sum);
@@ -149,12 +153,18 @@ __global__ void rms_norm_kernel(const float* x, const float* __restrict__ w, int
   }
 }
 
-// One thread per (row, head, rotated pair).
-__global__ void rope_kernel(float* x, int n, int n_heads, int head_dim, const int32_t* pos,
+// One thread per (row, head, rotated pair) of one or two tensors at the same positions
+// with the same parameters (queries and keys in one launch).
+__global__ void rope_kernel(RopeTargets tg, int n, int head_dim, const int32_t* pos,
                             RopeStyle style, int n_dims, float freq_scale, float theta_scale,
                             float ext_factor, float mscale, YarnCorrDims corr) {
   const int pairs = n_dims / 2;
-  const size_t idx = blockIdx.x * size_t(blockDim.x) + threadIdx.x;
+  size_t idx = blockIdx.x * size_t(blockDim.x) + threadIdx.x;
+  const size_t first = size_t(n) * tg.heads[0] * pairs;
+  const int which = idx < first ? 0 : 1;
+  if (which == 1) idx -= first;
+  float* x = tg.x[which];
+  const int n_heads = tg.heads[which];
   if (idx >= size_t(n) * n_heads * pairs) return;
   const int p = static_cast<int>(idx % pairs);
   const int h = static_cast<int>(idx / pairs % n_heads);
@@ -184,10 +194,13 @@ __global__ void swiglu_kernel(float* gate, const float* __restrict__ up, size_t 
   gate[i] = __fmul_rn(__fdiv_rn(g, __fadd_rn(1.0f, expf(-g))), up[i]);
 }
 
-__global__ void add_bias_kernel(float* x, const float* __restrict__ b, int dim, size_t count) {
-  const size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x;
-  if (i >= count) return;
-  x[i] = __fadd_rn(x[i], b[i % dim]);
+// Up to three bias additions in one launch (Q, K and V), one thread per element.
+__global__ void add_bias_kernel(BiasTargets bt) {
+  size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x;
+  int s = 0;
+  while (s < bt.count && i >= size_t(bt.n) * bt.dim[s]) i -= size_t(bt.n) * bt.dim[s++];
+  if (s >= bt.count) return;
+  bt.x[s][i] = __fadd_rn(bt.x[s][i], bt.b[s][i % bt.dim[s]]);
 }
 
 __global__ void add_kernel(float* x, const float* y, size_t count) {
@@ -219,11 +232,12 @@ __global__ void scatter_add_rows_kernel(const float* __restrict__ x,
 
 __global__ void kv_store_kernel(uint16_t* __restrict__ kd, uint16_t* __restrict__ vd,
                                 const float* __restrict__ k, const float* __restrict__ v,
-                                size_t count) {
+                                int kv_dim, size_t count, const int* first_dev, int first_host) {
   const size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x;
   if (i >= count) return;
-  kd[i] = __half_as_ushort(__float2half_rn(k[i]));
-  vd[i] = __half_as_ushort(__float2half_rn(v[i]));
+  const size_t at = size_t(first_dev ? *first_dev : first_host) * kv_dim + i;
+  kd[at] = __half_as_ushort(__float2half_rn(k[i]));
+  vd[at] = __half_as_ushort(__float2half_rn(v[i]));
 }
 
 __global__ void kv_move_kernel(uint16_t* k, uint16_t* v, int kv_dim, size_t layer_stride, int from,
@@ -249,19 +263,27 @@ void launch_get_rows(GgmlType t, const uint8_t* table, int64_t rows, int64_t col
 void launch_rms_norm(const float* x, const float* w, int n, int dim, float eps, float* y,
                      cudaStream_t stream) {
   if (n <= 0) return;
-  rms_norm_kernel<<<n, dim <= 128 ? 64 : 256, 0, stream>>>(x, w, dim, eps, y);
+  rms_norm_kernel<false>
+      <<<n, dim <= 128 ? 64 : 256, 0, stream>>>(const_cast<float*>(x), nullptr, w, dim, eps, y);
   LF_LAUNCHED("rms_norm");
 }
 
-void launch_rope(float* x, int n, int n_heads, int head_dim, const int32_t* pos,
+void launch_add_rms_norm(float* x, const float* add, const float* w, int n, int dim, float eps,
+                         float* y, cudaStream_t stream) {
+  if (n <= 0) return;
+  rms_norm_kernel<true><<<n, dim <= 128 ? 64 : 256, 0, stream>>>(x, add, w, dim, eps, y);
+  LF_LAUNCHED("add + rms_norm");
+}
+
+void launch_rope(const RopeTargets& tg, int n, int head_dim, const int32_t* pos,
                  const RopeParams& p, float theta_scale, cudaStream_t stream) {
-  const size_t threads = size_t(n) * n_heads * (p.n_dims / 2);
+  const size_t threads = size_t(n) * (tg.heads[0] + tg.heads[1]) * (p.n_dims / 2);
   if (threads == 0) return;
   const YarnCorrDims corr = p.ext_factor != 0 ? yarn_corr_dims(p) : YarnCorrDims{};
   const float mscale = rope_mscale(p);
-  rope_kernel<<<ceil_div(threads, 256), 256, 0, stream>>>(x, n, n_heads, head_dim, pos, p.style,
-                                                          p.n_dims, p.freq_scale, theta_scale,
-                                                          p.ext_factor, mscale, corr);
+  rope_kernel<<<ceil_div(threads, 256), 256, 0, stream>>>(tg, n, head_dim, pos, p.style, p.n_dims,
+                                                          p.freq_scale, theta_scale, p.ext_factor,
+                                                          mscale, corr);
   LF_LAUNCHED("rope");
 }
 
@@ -271,10 +293,11 @@ void launch_swiglu(float* gate, const float* up, size_t count, cudaStream_t stre
   LF_LAUNCHED("swiglu");
 }
 
-void launch_add_bias(float* x, const float* b, int n, int dim, cudaStream_t stream) {
-  const size_t count = size_t(n) * dim;
+void launch_add_bias(const BiasTargets& bt, cudaStream_t stream) {
+  size_t count = 0;
+  for (int s = 0; s < bt.count; ++s) count += size_t(bt.n) * bt.dim[s];
   if (count == 0) return;
-  add_bias_kernel<<<ceil_div(count, 256), 256, 0, stream>>>(x, b, dim, count);
+  add_bias_kernel<<<ceil_div(count, 256), 256, 0, stream>>>(bt);
   LF_LAUNCHED("add_bias");
 }
 
@@ -298,10 +321,12 @@ void launch_scatter_add_rows(const float* x, const int32_t* rows, const float* w
   LF_LAUNCHED("scatter_add_rows");
 }
 
-void launch_kv_store(uint16_t* k_dst, uint16_t* v_dst, const float* k, const float* v, size_t count,
-                     cudaStream_t stream) {
+void launch_kv_store(uint16_t* k_layer, uint16_t* v_layer, const float* k, const float* v,
+                     int kv_dim, int n, const int* first_dev, int first_host, cudaStream_t stream) {
+  const size_t count = size_t(n) * kv_dim;
   if (count == 0) return;
-  kv_store_kernel<<<ceil_div(count, 256), 256, 0, stream>>>(k_dst, v_dst, k, v, count);
+  kv_store_kernel<<<ceil_div(count, 256), 256, 0, stream>>>(k_layer, v_layer, k, v, kv_dim, count,
+                                                            first_dev, first_host);
   LF_LAUNCHED("kv_store");
 }
 
