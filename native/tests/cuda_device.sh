@@ -4,7 +4,7 @@
 # them here when that is absent (cmake + nvcc, sm_90 only). Logs go to $OUT (or /tmp/lf-out).
 #
 #   bash native/tests/cuda_device.sh [test] [models] [arches] [types] [typebench] [graphs]
-#                                    [bench] [bench7b]
+#                                    [graphbench] [bench] [bench7b]
 set -u
 OUT=${OUT:-/tmp/lf-out}
 mkdir -p "$OUT"
@@ -160,6 +160,18 @@ for phase in $phases; do
       for g in 0 1; do
         step 90 "lf_bench 0.5B Q8_0 graphs=$g" env LEAPFROG_CUDA_GRAPHS=$g ./lf_bench $M/0.5b-q8.gguf \
           --backend cuda --sections tg,batch --batches 1,16 --tg 64 --ctx-tokens 512 --reps 3
+      done
+      ;;
+    graphbench)
+      # Decode and verification passes with and without CUDA graphs: 1.5B and 7B Q4_K_M.
+      for shape in 1.5b 7b; do
+        f=$M/$shape-q4km.gguf
+        [ -f "$f" ] || step 200 "write $shape Q4_K_M" ./lf_randmodel "$f" --shape $shape --quant Q4_K_M
+        for g in 0 1; do
+          step 120 "lf_bench $shape Q4_K_M graphs=$g" env LEAPFROG_CUDA_GRAPHS=$g ./lf_bench "$f" \
+            --backend cuda --sections tg,batch --batches 1,16,32 --tg 128 --ctx-tokens 1024 --reps 3
+        done
+        rm -f "$f"
       done
       ;;
     bench7b)
