@@ -5,6 +5,8 @@
 
 #include <cstdint>
 
+#include "backend/cpu/quant_blocks.h"
+
 namespace leapfrog::cpu::avx2 {
 
 // Internal linkage: files built for different instruction sets include this, and one
@@ -13,6 +15,11 @@ namespace {
 
 // F16C scalar conversion for block scales.
 inline float h2f(uint16_t h) { return _cvtsh_ss(h); }
+
+// q8_block_total (quant_blocks.h) on F16C, whose rounding is the same (to nearest even).
+inline float q8_block_total_f16c(const ActQ8_0& a) {
+  return h2f(_cvtss_sh(a.d * static_cast<float>(a.sum), _MM_FROUND_TO_NEAREST_INT));
+}
 
 inline float hsum(__m256 v) {
   __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));

@@ -101,12 +101,7 @@ void tile_b32(const uint8_t* w, size_t ws, const uint8_t* a, size_t as, float* y
       const ActQ8_0* ya = reinterpret_cast<const ActQ8_0*>(a + c * as) + b;
       const __m256i qa = load256(ya->qs);
       const __m256 da = _mm256_broadcast_ss(&ya->d);
-      float sa = 0;
-      if constexpr (kMin) {
-        // llama.cpp's Q8_1 s: d * sum rounded through f16 (F16C rounds to nearest even, as
-        // the scalar f32_to_f16).
-        sa = h2f(_cvtss_sh(ya->d * static_cast<float>(ya->sum), _MM_FROUND_TO_NEAREST_INT));
-      }
+      const float sa = kMin ? q8_block_total_f16c(*ya) : 0;
       for (int r = 0; r < R; ++r) {
         const __m256i p = T == B32::IQ4_NL ? dot_s8s8(qw[r], qa) : dot_u8s8(qw[r], qa);
         acc[r][c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_mul_ps(dw[r], da), acc[r][c]);

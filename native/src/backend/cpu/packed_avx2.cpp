@@ -1,5 +1,5 @@
-// The AVX2 table's Q8_0, Q4_0 and Q5_0 products over the 8-row interleaved layouts
-// (packed_layouts.h), with maddubs + madd as the int8 step.
+// The AVX2 table's Q8_0, Q4_0, Q5_0, Q4_1, Q5_1 and IQ4_NL products over the 8-row interleaved
+// layouts (packed_layouts.h), with maddubs + madd as the int8 step.
 #include "backend/cpu/avx2_parts.h"
 #include "backend/cpu/packed_blocks.h"
 
@@ -21,9 +21,15 @@ struct MaddStep {
 void install_packed(Kernels& t) {
   t.packed[kernel_slot(GgmlType::Q8_0)] = {kRows, pack_q8_0x8, nullptr};
   t.packed[kernel_slot(GgmlType::Q4_0)] = {
-      kRows, pack_nibble_type<BlockQ4_0, BlockQ4_0x8, file_codes_q4_0>, nullptr};
+      kRows, pack_nibble_type<BlockQ4_0, BlockQ4_0x8, file_codes_4bit>, nullptr};
   t.packed[kernel_slot(GgmlType::Q5_0)] = {
-      kRows, pack_nibble_type<BlockQ5_0, BlockQ5_0x8, file_codes_q5_0>, nullptr};
+      kRows, pack_nibble_type<BlockQ5_0, BlockQ5_0x8, file_codes_5bit>, nullptr};
+  t.packed[kernel_slot(GgmlType::Q4_1)] = {
+      kRows, pack_nibble_type<BlockQ4_1, BlockQ4_1x8, file_codes_4bit>, nullptr};
+  t.packed[kernel_slot(GgmlType::Q5_1)] = {
+      kRows, pack_nibble_type<BlockQ5_1, BlockQ5_1x8, file_codes_5bit>, nullptr};
+  t.packed[kernel_slot(GgmlType::IQ4_NL)] = {
+      kRows, pack_nibble_type<BlockIQ4_NL, BlockIQ4_NLx8, file_codes_4bit>, nullptr};
   set_packed_products<MaddStep>(t);
 }
 

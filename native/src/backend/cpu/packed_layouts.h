@@ -1,6 +1,7 @@
-// Q8_0, Q4_0 and Q5_0 weights interleaved by 8 rows: the packed block layouts and their
-// packing, shared by every instruction set that reads them (the AVX2 and AVX-VNNI tables,
-// packed_blocks.h; the NEON tables, packed_neon.h). Portable code, no intrinsics.
+// Q8_0, Q4_0, Q5_0, Q4_1, Q5_1 and IQ4_NL weights interleaved by 8 rows: the packed block
+// layouts and their packing, shared by every instruction set that reads them (the AVX2 and
+// AVX-VNNI tables, packed_blocks.h; the NEON tables, packed_neon.h, Q8_0/Q4_0/Q5_0 only).
+// Portable code, no intrinsics.
 //
 // In the file, each row is a run of 32-weight blocks (f16 scale + quants). Packed, the
 // blocks of 8 rows that cover the same 32 inputs sit together: their 8 scales, then their
@@ -11,7 +12,9 @@
 // 8 rows. Each packed layout is exactly as large as the file's.
 //
 // For each (row, activation) pair the float work is the same whatever the batch, tile or
-// instruction set: acc = 0; per block, acc = fma(float(integer sum), d_w * d_a, acc); the
+// instruction set: acc = 0; per block, acc = fma(float(integer sum), d_w * d_a, acc), then for
+// Q4_1/Q5_1 acc = fma(m_w, s_a, acc) with s_a the activation block's total (q8_block_total,
+// quant_blocks.h: the definition's per-block terms, kernels_scalar_lowbit.cpp); the
 // integer sums are exact, so every table that reads these layouts gives the same results,
 // and batched products equal one-row products bit for bit.
 #pragma once
@@ -49,7 +52,26 @@ struct BlockQ5_0x8 {
   uint32_t qh[kSlices];
   uint8_t qs[kRows * kQK / 2];
 };
+// IQ4_NL: Q4_0's nibbles; value = kIq4NlValues[nibble] (a lookup when read).
+struct BlockIQ4_NLx8 {
+  uint16_t d[kRows];
+  uint8_t qs[kRows * kQK / 2];
+};
+// Q4_1 / Q5_1: Q4_0's / Q5_0's layout with the 8 rows' f16 mins beside their scales; value =
+// code (4 or 5 bits, no offset) * d + m.
+struct BlockQ4_1x8 {
+  uint16_t d[kRows], m[kRows];
+  uint8_t qs[kRows * kQK / 2];
+};
+struct BlockQ5_1x8 {
+  uint16_t d[kRows], m[kRows];
+  uint32_t qh[kSlices];
+  uint8_t qs[kRows * kQK / 2];
+};
 static_assert(sizeof(BlockQ8_0x8) == kRows * sizeof(BlockQ8_0));
+static_assert(sizeof(BlockIQ4_NLx8) == kRows * sizeof(BlockIQ4_NL));
+static_assert(sizeof(BlockQ4_1x8) == kRows * sizeof(BlockQ4_1));
+static_assert(sizeof(BlockQ5_1x8) == kRows * sizeof(BlockQ5_1));
 static_assert(sizeof(BlockQ4_0x8) == kRows * sizeof(BlockQ4_0));
 static_assert(sizeof(BlockQ5_0x8) == kRows * sizeof(BlockQ5_0));
 
@@ -79,8 +101,8 @@ void pack_nibbles(const uint8_t (&codes)[kRows][kQK], uint8_t* qs) {
   }
 }
 
-// Q4_0 / Q5_0 (Out = BlockQ4_0x8 / BlockQ5_0x8): scales, nibble vectors and, for Q5_0, the
-// per-slice words of fifth bits.
+// The nibble types (Out = BlockQ4_0x8, BlockQ5_0x8, ...): scales (and mins), nibble vectors
+// and, for the 5-bit types, the per-slice words of fifth bits.
 template <class In, class Out, void (*Codes)(const In&, uint8_t*)>
 void pack_nibble_type(const uint8_t* w, size_t ws, int64_t cols, uint8_t* dst) {
   Out* out = reinterpret_cast<Out*>(dst);
@@ -89,10 +111,11 @@ void pack_nibble_type(const uint8_t* w, size_t ws, int64_t cols, uint8_t* dst) {
     for (int r = 0; r < kRows; ++r) {
       const In& x = reinterpret_cast<const In*>(w + r * ws)[b];
       out[b].d[r] = x.d;
+      if constexpr (kHasMin<Out>) out[b].m[r] = x.m;
       Codes(x, codes[r]);
     }
     pack_nibbles(codes, out[b].qs);
-    if constexpr (std::is_same_v<Out, BlockQ5_0x8>) {
+    if constexpr (requires { out[b].qh; }) {
       for (int s = 0; s < kSlices; ++s) {
         uint32_t bits = 0;  // bit 4r + e: the fifth bit of element 4s + e of row r
         for (int r = 0; r < kRows; ++r) {

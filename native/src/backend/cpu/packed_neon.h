@@ -119,10 +119,10 @@ void set_packed_neon(Kernels& t) {
   t.packed[kernel_slot(GgmlType::Q8_0)] = {kRows, pack_q8_0x8,
                                            walk_packed<NeonTile<I8>, BlockQ8_0x8>};
   t.packed[kernel_slot(GgmlType::Q4_0)] = {
-      kRows, pack_nibble_type<BlockQ4_0, BlockQ4_0x8, file_codes_q4_0>,
+      kRows, pack_nibble_type<BlockQ4_0, BlockQ4_0x8, file_codes_4bit>,
       walk_packed<NeonTile<I8>, BlockQ4_0x8>};
   t.packed[kernel_slot(GgmlType::Q5_0)] = {
-      kRows, pack_nibble_type<BlockQ5_0, BlockQ5_0x8, file_codes_q5_0>,
+      kRows, pack_nibble_type<BlockQ5_0, BlockQ5_0x8, file_codes_5bit>,
       walk_packed<NeonTile<I8>, BlockQ5_0x8>};
 }
 
