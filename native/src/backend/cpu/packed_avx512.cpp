@@ -22,14 +22,12 @@
 
 #include "backend/cpu/avx2_common.h"
 #include "backend/cpu/avx512_parts.h"
+#include "backend/cpu/packed_avx512_common.h"
 #include "backend/cpu/quant_blocks.h"
 
 namespace leapfrog::cpu {
 
 namespace {
-
-constexpr int kRows = 16;
-constexpr int kSlices = kQK / 4;
 
 struct BlockQ8_0x16 {
   uint16_t d[kRows];
@@ -88,17 +86,12 @@ void pack16(const uint8_t* w, size_t ws, int64_t cols, uint8_t* dst) {
       if constexpr (kHasMin<Out>) o.m[r] = x.m;
       Codes(x, codes[r]);
     }
-    for (int r = 0; r < kRows; ++r) {
-      for (int e = 0; e < 4; ++e) {
-        if constexpr (std::is_same_v<Out, BlockQ8_0x16>) {
-          for (int s = 0; s < kSlices; ++s) o.qs[64 * s + 4 * r + e] = codes[r][4 * s + e];
-        } else {
-          for (int k = 0; k < 4; ++k) {
-            const int lo = codes[r][4 * k + e] & 0xF, hi = codes[r][4 * (k + 4) + e] & 0xF;
-            o.qs[64 * k + 4 * r + e] = uint8_t(lo | hi << 4);
-          }
-        }
+    if constexpr (std::is_same_v<Out, BlockQ8_0x16>) {
+      for (int r = 0; r < kRows; ++r) {
+        for (int s = 0; s < kSlices; ++s) std::memcpy(o.qs + 64 * s + 4 * r, codes[r] + 4 * s, 4);
       }
+    } else {
+      pack_nibbles16(codes, o.qs);
     }
     if constexpr (requires { o.qh; }) {
       for (int s = 0; s < kSlices; ++s) {
@@ -114,10 +107,6 @@ void pack16(const uint8_t* w, size_t ws, int64_t cols, uint8_t* dst) {
 
 // ---- products ---------------------------------------------------------------------------
 
-inline __m512 f16x16(const uint16_t* p) {
-  return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
-}
-
 // Offset of the stored unsigned codes, and slice s of a block as 64 unsigned bytes.
 template <class Block>
 constexpr int kOffset =
@@ -126,10 +115,6 @@ constexpr int kOffset =
     : std::is_same_v<Block, BlockQ5_0x16>                                        ? 16
                                                                                  : 0;
 
-inline __m512i nibbles(const uint8_t* qs, int s) {
-  const __m512i v = _mm512_loadu_si512(qs + 64 * (s % 4));
-  return _mm512_and_si512(s < 4 ? v : _mm512_srli_epi16(v, 4), _mm512_set1_epi8(0xF));
-}
 inline __m512i slice(const BlockQ8_0x16& x, int s) { return _mm512_loadu_si512(x.qs + 64 * s); }
 inline __m512i slice(const BlockQ4_0x16& x, int s) { return nibbles(x.qs, s); }
 inline __m512i five_bits(const uint8_t* qs, const uint64_t* qh, int s) {
@@ -139,25 +124,8 @@ inline __m512i five_bits(const uint8_t* qs, const uint64_t* qh, int s) {
 inline __m512i slice(const BlockQ5_0x16& x, int s) { return five_bits(x.qs, x.qh, s); }
 inline __m512i slice(const BlockQ4_1x16& x, int s) { return nibbles(x.qs, s); }
 inline __m512i slice(const BlockQ5_1x16& x, int s) { return five_bits(x.qs, x.qh, s); }
-// The IQ4_NL levels + 128 (unsigned, 1..241) in every 128-bit lane, for vpshufb.
-alignas(16) constexpr uint8_t kIq4NlUnsigned[16] = {1,   24,  45,  63,  79,  93,  106, 118,
-                                                    129, 141, 153, 166, 181, 197, 217, 241};
 inline __m512i slice(const BlockIQ4_NLx16& x, int s) {
-  const __m512i levels =
-      _mm512_broadcast_i32x4(_mm_load_si128(reinterpret_cast<const __m128i*>(kIq4NlUnsigned)));
-  return _mm512_shuffle_epi8(levels, nibbles(x.qs, s));
-}
-static_assert(kIq4NlUnsigned[0] == format::kIq4NlValues[0] + 128 &&
-              kIq4NlUnsigned[15] == format::kIq4NlValues[15] + 128);
-
-// acc += the 4-byte dot products of w's 16 lanes with the 4 bytes at a, broadcast from
-// memory ({1to16}): one fused load-and-multiply. Written out because compilers load the
-// broadcast into a register of its own first, which costs the tile a third of its speed.
-inline __m512i dpbusd_bcast(__m512i acc, __m512i w, const int8_t* a) {
-  asm("vpdpbusd %2%{1to16%}, %1, %0"
-      : "+v"(acc)
-      : "v"(w), "m"(*reinterpret_cast<const int32_t*>(a)));
-  return acc;
+  return iq4_levels_unsigned(nibbles(x.qs, s));
 }
 
 // The weights stream from memory once, at the tiles' pace: each block asks for the one

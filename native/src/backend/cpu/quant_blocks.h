@@ -36,9 +36,13 @@ namespace {
 // The raw codes (4-bit: nibble; 5-bit: the code with its fifth bit) of a file block's 32
 // elements, in order: what the packers (packed_layouts.h, packed_avx512.cpp) rearrange.
 // 4-bit: Q4_0, Q4_1, IQ4_NL; 5-bit: Q5_0, Q5_1 (the same quants and bits, beside other scales).
+// (nibble_codes: the 16 bytes of any 32-value run in that layout, IQ4_XS's sub-blocks too.)
+inline void nibble_codes(const uint8_t* qs, uint8_t* c) {
+  for (int j = 0; j < 16; ++j) c[j] = qs[j] & 0xF, c[j + 16] = qs[j] >> 4;
+}
 template <class Block>
 inline void file_codes_4bit(const Block& x, uint8_t* c) {
-  for (int j = 0; j < 16; ++j) c[j] = x.qs[j] & 0xF, c[j + 16] = x.qs[j] >> 4;
+  nibble_codes(x.qs, c);
 }
 template <class Block>
 inline void file_codes_5bit(const Block& x, uint8_t* c) {
