@@ -39,6 +39,12 @@ inline int hsum_i32(__m256i v) {
   return _mm_cvtsi128_si32(s);
 }
 
+// The IQ4_NL levels (IQ4_NL, IQ4_XS) in both 128-bit lanes, for pshufb lookups.
+inline __m256i iq4_levels() {
+  return _mm256_broadcastsi128_si256(
+      _mm_loadu_si128(reinterpret_cast<const __m128i*>(format::kIq4NlValues)));
+}
+
 // 16 bytes of a 32-value block -> its 32 nibbles: the low ones (elements 0..15), then the
 // high ones (16..31), the layout of Q4_0, Q4_1, Q5_x and IQ4_NL.
 inline __m256i unpack_nibbles(const uint8_t* p) {

@@ -33,12 +33,6 @@ inline __m256i bit_per_byte_16(uint32_t bits) {
                           _mm256_set1_epi8(16));
 }
 
-// The IQ4_NL levels in both 128-bit lanes, for pshufb lookups.
-inline __m256i iq4_levels() {
-  return _mm256_broadcastsi128_si256(
-      _mm_loadu_si128(reinterpret_cast<const __m128i*>(format::kIq4NlValues)));
-}
-
 // Sum of 16-bit pairs into 8 int32 lanes: codes (unsigned, or |code| with the sign moved to
 // the activations) times int8 activations.
 inline __m256i dot_u8s8(__m256i u, __m256i s) {
