@@ -1,7 +1,7 @@
-// Q8_0, Q4_0, Q5_0, Q4_1, Q5_1 and IQ4_NL weights interleaved by 8 rows: the packed block
-// layouts and their packing, shared by every instruction set that reads them (the AVX2 and
-// AVX-VNNI tables, packed_blocks.h; the NEON tables, packed_neon.h, Q8_0/Q4_0/Q5_0 only).
-// Portable code, no intrinsics.
+// Q8_0, Q4_0, Q5_0, Q4_1, Q5_1, IQ4_NL and IQ4_XS weights interleaved by 8 rows: the packed
+// block layouts and their packing, shared by every instruction set that reads them (the AVX2
+// and AVX-VNNI tables, packed_blocks.h; the NEON tables, packed_neon.h). Portable code, no
+// intrinsics.
 //
 // In the file, each row is a run of 32-weight blocks (f16 scale + quants). Packed, the
 // blocks of 8 rows that cover the same 32 inputs sit together: their 8 scales, then their
