@@ -1,6 +1,8 @@
 // AVX2 products of the low-bit types: Q4_1, Q5_1, IQ4_NL (32-value blocks, Q8_0 activations)
 // and Q2_K, Q3_K, IQ4_XS (256-value super-blocks, Q8_K activations). The AVX-VNNI and
-// AVX-512 tables inherit them (they start from a copy of the AVX2 table).
+// AVX-512 tables inherit them (they start from a copy of the AVX2 table). Where a matrix of
+// Q4_1, Q5_1, IQ4_NL or IQ4_XS is packed (rows a whole number of groups: packed_layouts.h,
+// packed_avx512.cpp) the packed products serve it instead.
 //
 // Integer sums are the scalar kernels' (kernels_scalar_lowbit.cpp), exactly; only the float
 // steps differ in order. Each (row, activation) pair runs one chain whatever the tile:

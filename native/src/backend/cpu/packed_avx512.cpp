@@ -1,8 +1,7 @@
 // AVX-512 VNNI products over Q8_0, Q4_0, Q5_0, Q4_1, Q5_1 and IQ4_NL weights packed 16 rows at
-// a time: one
-// 512-bit vector holds "slice" s (inputs 4s..4s+3) of 16 rows, row r in bytes 4r..4r+3, so
-// one vpdpbusd with the activation's 4 bytes broadcast from memory ({1to16}) adds 16 rows'
-// 4-input dot products — no sign fix-ups, no shuffles, no horizontal sums.
+// a time: one 512-bit vector holds "slice" s (inputs 4s..4s+3) of 16 rows, row r in bytes
+// 4r..4r+3, so one vpdpbusd with the activation's 4 bytes broadcast from memory ({1to16}) adds
+// 16 rows' 4-input dot products — no sign fix-ups, no horizontal sums.
 //
 // vpdpbusd multiplies unsigned by signed bytes. The weights are the unsigned side, stored
 // with an offset (Q8_0: w + 128; Q4_0: the nibble, w + 8; Q5_0: the 5-bit code, w + 16; IQ4_NL:
@@ -188,9 +187,9 @@ void tile(const Block* x, const uint8_t* a, size_t as, float* y, size_t ldy, int
 // group of width W and block b, at 40 W b bytes from the group's start: the W scales (f32),
 // the W offset terms -offset * sum(a) (int32, the weights' stored offset already applied;
 // for the types with a min term, whose codes have no offset, the block totals s_a as f32
-// instead), then slice s of row c at 8 W + 4 (s W + c). One pointer reaches every row of a tile, so
-// a tile of 16 rows keeps its addresses in registers (with 16 row pointers GCC spills them and
-// reloads them every block). In cache, one thread, the two tiles run alike (~205 GMAC/s);
+// instead), then slice s of row c at 8 W + 4 (s W + c). One pointer reaches every row of a
+// tile, so a tile of 16 rows keeps its addresses in registers (with 16 row pointers GCC spills
+// them and reloads them every block). In cache, one thread, the two tiles run alike (~205 GMAC/s);
 // in whole passes of a 1.5B Q8_0 this layout measured faster: 32-token passes 300-317 ms
 // against 359-394, 16-token 159-171 against 176-201 (three alternating rounds, 2 threads).
 constexpr int kActTile = 16;
@@ -252,6 +251,7 @@ void tile_t(const Block* x, const uint8_t* t, float* y, int64_t b0, int64_t b1, 
     const uint8_t* p = t + size_t(b) * kActBlockBytes * W;
     const float* d = reinterpret_cast<const float*>(p);
     const int32_t* off = reinterpret_cast<const int32_t*>(p + 4 * W);
+    const float* s_a = reinterpret_cast<const float*>(p + 4 * W);  // (the min types)
     const int8_t* qs = reinterpret_cast<const int8_t*>(p + 8 * W);
     __m512i acc[W];
 #pragma GCC unroll 16
@@ -270,8 +270,7 @@ void tile_t(const Block* x, const uint8_t* t, float* y, int64_t b0, int64_t b1, 
       __m512 f = _mm512_fmadd_ps(_mm512_cvtepi32_ps(acc[c]),
                                  _mm512_mul_ps(dw, _mm512_set1_ps(d[c])), _mm512_load_ps(yc));
       if constexpr (kHasMin<Block>) {
-        f = _mm512_fmadd_ps(f16x16(x[b].m), _mm512_set1_ps(reinterpret_cast<const float*>(off)[c]),
-                            f);
+        f = _mm512_fmadd_ps(f16x16(x[b].m), _mm512_set1_ps(s_a[c]), f);
       }
       _mm512_store_ps(yc, f);
     }

@@ -1,4 +1,5 @@
-// AVX-512 VNNI products over Q4_K and Q6_K weights packed 16 rows per super-block group, in
+// AVX-512 VNNI products over Q4_K, Q6_K and IQ4_XS weights packed 16 rows per super-block
+// group (IQ4_XS: see its section below for its integer steps), in
 // the style of packed_avx512.cpp: one 64-byte vector holds slice s (inputs 4s..4s+3) of 16
 // rows, row r in bytes 4r..4r+3, and one vpdpbusd with the activation's 4 bytes broadcast from
 // memory adds 16 rows' 4-input dot products. The quants are the unsigned side (Q4_K's nibble,
