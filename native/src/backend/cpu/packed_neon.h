@@ -2,10 +2,10 @@
 // IQ4_XS layouts of packed_layouts.h — the layouts the x86 tables read — written once over the
 // NEON int8 dot primitive I8::dot(acc, a, b) (lane i gains a[4i..4i+3] . b[4i..4i+3]; plain
 // NEON or sdot, kernels_neon_int8.h). A 16-byte vector holds slice s of 4 rows, so two of them
-// serve the group's 8 rows against one activation word loaded once and replicated (ld1r): each 32-bit
-// lane of the sums belongs to one output row, and there is no horizontal sum. The integer
-// sums are exact and the float work per (row, activation) is the layouts' rule, so these
-// products equal the x86 tables' bit for bit, and batched rows equal one-row products.
+// serve the group's 8 rows against one activation word loaded once and replicated (ld1r):
+// each 32-bit lane of the sums belongs to one output row, and there is no horizontal sum. The
+// integer sums are exact and the float work per (row, activation) is the layouts' rule, so
+// these products equal the x86 tables' bit for bit, and batched rows equal one-row products.
 // Internal linkage: the +dotprod copies must never stand in for the plain ones at link time.
 #pragma once
 #include <arm_neon.h>
