@@ -104,7 +104,8 @@ TEST(matmul_multi_equals_separate_matmuls) {
     const std::vector<std::vector<GgmlType>> sets = {
         {GgmlType::Q8_0, GgmlType::Q8_0, GgmlType::Q4_0},
         {GgmlType::Q4_K, GgmlType::Q6_K},
-        {GgmlType::Q4_K, GgmlType::Q8_0, GgmlType::F16}};
+        {GgmlType::Q4_K, GgmlType::Q8_0, GgmlType::F16},
+        {GgmlType::Q4_1, GgmlType::Q5_1, GgmlType::IQ4_NL}};
     for (const auto& set : sets) {
       const int rows[3] = {64, 19, 37};
       std::vector<std::vector<uint8_t>> bytes;
@@ -185,7 +186,8 @@ TEST(packed_weights_match_file_layout_and_batches) {
 // The loops over runnable_isas() cover only the levels this CPU has: name the others, so a
 // run on a machine without them says what it did not prove.
 // Every instruction set's packed product gives the same bits (exact integer sums, the same
-// float steps), whatever its layout (8 rows on AVX2, 16 on AVX-512).
+// float steps), whatever its layout (8 rows on AVX2, 16 on AVX-512). (Q4_K and Q6_K are packed
+// on AVX-512 only.)
 TEST(packed_products_identical_across_instruction_sets) {
   std::mt19937 rng(23);
   std::normal_distribution<float> nd(0, 1);
@@ -200,7 +202,8 @@ TEST(packed_products_identical_across_instruction_sets) {
   }
   // With one packing level there is nothing to compare: say so rather than pass.
   if (packing_levels < 2) SKIP("fewer than two instruction sets with packed products here");
-  for (GgmlType t : {GgmlType::Q8_0, GgmlType::Q4_0, GgmlType::Q5_0}) {
+  for (GgmlType t : {GgmlType::Q8_0, GgmlType::Q4_0, GgmlType::Q5_0, GgmlType::Q4_1, GgmlType::Q5_1,
+                     GgmlType::IQ4_NL, GgmlType::IQ4_XS}) {
     auto wb = random_weights(t, rows, cols, rng);
     const WeightView plain{t, wb.data(), rows, cols, ggml_row_bytes(t, cols)};
     for (int n : {1, 3, 16, 33}) {

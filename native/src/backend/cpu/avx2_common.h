@@ -5,6 +5,8 @@
 
 #include <cstdint>
 
+#include "backend/cpu/quant_blocks.h"
+
 namespace leapfrog::cpu::avx2 {
 
 // Internal linkage: files built for different instruction sets include this, and one
@@ -13,6 +15,11 @@ namespace {
 
 // F16C scalar conversion for block scales.
 inline float h2f(uint16_t h) { return _cvtsh_ss(h); }
+
+// q8_block_total (quant_blocks.h) on F16C, whose rounding is the same (to nearest even).
+inline float q8_block_total_f16c(const ActQ8_0& a) {
+  return h2f(_cvtss_sh(a.d * static_cast<float>(a.sum), _MM_FROUND_TO_NEAREST_INT));
+}
 
 inline float hsum(__m256 v) {
   __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
@@ -30,6 +37,12 @@ inline int hsum_i32(__m256i v) {
   s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4E));
   s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xB1));
   return _mm_cvtsi128_si32(s);
+}
+
+// The IQ4_NL levels (IQ4_NL, IQ4_XS) in both 128-bit lanes, for pshufb lookups.
+inline __m256i iq4_levels() {
+  return _mm256_broadcastsi128_si256(
+      _mm_loadu_si128(reinterpret_cast<const __m128i*>(format::kIq4NlValues)));
 }
 
 // 16 bytes of a 32-value block -> its 32 nibbles: the low ones (elements 0..15), then the

@@ -4,9 +4,10 @@
 
 namespace leapfrog::cpu {
 
-// Q8_0, Q4_0, Q5_0 packed 16 rows at a time, and their VNNI products (packed_avx512.cpp).
+// Q8_0, Q4_0, Q5_0, Q4_1, Q5_1, IQ4_NL packed 16 rows at a time, and their VNNI products
+// (packed_avx512.cpp).
 void install_packed_vnni(Kernels& t);
-// Q4_K and Q6_K packed 16 rows per super-block group (packed_kquant_avx512.cpp).
+// Q4_K, Q6_K and IQ4_XS packed 16 rows per super-block group (packed_kquant_avx512.cpp).
 void install_packed_kquant_vnni(Kernels& t);
 // Grouped-query attention (attention_avx512.cpp).
 void install_attention_avx512(Kernels& t);

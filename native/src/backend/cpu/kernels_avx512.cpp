@@ -369,8 +369,9 @@ const Kernels* kernels_avx512() {
     t.gemm[6] = gemm_kquant<KType::Q5>;
     t.gemm[7] = gemm_kquant<KType::Q6>;
     t.gemm[8] = gemm_tiled<TileQ8_0<BType::Q5>, kQK>;
-    // Q8_0/Q4_0/Q5_0 and Q4_K/Q6_K matrices of whole 16-row groups are packed and run the
-    // VNNI products over their layouts; the kernels above serve the others.
+    // Q8_0/Q4_0/Q5_0/Q4_1/Q5_1/IQ4_NL and Q4_K/Q6_K/IQ4_XS matrices of whole 16-row groups are
+    // packed and run the VNNI products over their layouts; the kernels above (and the AVX2
+    // table's low-bit ones) serve the others.
     install_packed_vnni(t);
     install_packed_kquant_vnni(t);
     install_attention_avx512(t);

@@ -1,8 +1,9 @@
 // The AVX-VNNI table: AVX2 plus the 256-bit VEX int8 dot product (vpdpbusd) that Intel's
 // client cores have had since Alder Lake, most of which lack AVX-512. It is the AVX2 table
-// with the packed Q8_0/Q4_0/Q5_0 products (packed_blocks.h) taking vpdpbusd as their int8
-// step: one instruction instead of maddubs + madd + add, exact integer sums, so the results
-// equal the AVX2 packed results bit for bit. The K-quant products stay AVX2's.
+// with the packed Q8_0/Q4_0/Q5_0/Q4_1/Q5_1/IQ4_NL/IQ4_XS products (packed_blocks.h) taking
+// vpdpbusd as their int8 step: one instruction instead of maddubs + madd + add, exact integer
+// sums, so the results equal the AVX2 packed results bit for bit. The K-quant products stay
+// AVX2's.
 #include "backend/cpu/kernels.h"
 #include "backend/cpu/packed_blocks.h"
 

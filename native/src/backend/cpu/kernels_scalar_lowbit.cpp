@@ -25,12 +25,8 @@ int nibble_block_sum(const uint8_t* qs, const int8_t* a, Value value) {
   return s;
 }
 
-// Q4_1/Q5_1: value = q * d + m, so a block's product is d * da * <q, a> + m * s, s the sum
-// of the activation's values. llama.cpp's Q8_1 activations carry s = d * sum(a) in f16;
-// it is formed here from the Q8_0 block's scale and sum, rounded the same way.
-inline float q8_block_total(const ActQ8_0& a) {
-  return f16_to_f32(f32_to_f16(a.d * static_cast<float>(a.sum)));
-}
+// Q4_1/Q5_1: value = q * d + m, so a block's product is d * da * <q, a> + m * s, s the
+// activation block's total (q8_block_total, quant_blocks.h).
 
 // Q4_1 (kQ5 false) and Q5_1 (kQ5 true, the fifth bit of element j in bit j of qh).
 template <class Block, bool kQ5>

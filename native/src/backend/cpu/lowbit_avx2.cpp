@@ -1,6 +1,8 @@
 // AVX2 products of the low-bit types: Q4_1, Q5_1, IQ4_NL (32-value blocks, Q8_0 activations)
 // and Q2_K, Q3_K, IQ4_XS (256-value super-blocks, Q8_K activations). The AVX-VNNI and
-// AVX-512 tables inherit them (they start from a copy of the AVX2 table).
+// AVX-512 tables inherit them (they start from a copy of the AVX2 table). Where a matrix of
+// Q4_1, Q5_1, IQ4_NL or IQ4_XS is packed (rows a whole number of groups: packed_layouts.h,
+// packed_avx512.cpp) the packed products serve it instead.
 //
 // Integer sums are the scalar kernels' (kernels_scalar_lowbit.cpp), exactly; only the float
 // steps differ in order. Each (row, activation) pair runs one chain whatever the tile:
@@ -31,12 +33,6 @@ inline __m256i bit_per_byte_16(uint32_t bits) {
   const __m256i bit = _mm256_set1_epi64x(static_cast<int64_t>(0x8040201008040201ULL));
   return _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(spread, bit), bit),
                           _mm256_set1_epi8(16));
-}
-
-// The IQ4_NL levels in both 128-bit lanes, for pshufb lookups.
-inline __m256i iq4_levels() {
-  return _mm256_broadcastsi128_si256(
-      _mm_loadu_si128(reinterpret_cast<const __m128i*>(format::kIq4NlValues)));
 }
 
 // Sum of 16-bit pairs into 8 int32 lanes: codes (unsigned, or |code| with the sign moved to
@@ -101,12 +97,7 @@ void tile_b32(const uint8_t* w, size_t ws, const uint8_t* a, size_t as, float* y
       const ActQ8_0* ya = reinterpret_cast<const ActQ8_0*>(a + c * as) + b;
       const __m256i qa = load256(ya->qs);
       const __m256 da = _mm256_broadcast_ss(&ya->d);
-      float sa = 0;
-      if constexpr (kMin) {
-        // llama.cpp's Q8_1 s: d * sum rounded through f16 (F16C rounds to nearest even, as
-        // the scalar f32_to_f16).
-        sa = h2f(_cvtss_sh(ya->d * static_cast<float>(ya->sum), _MM_FROUND_TO_NEAREST_INT));
-      }
+      const float sa = kMin ? q8_block_total_f16c(*ya) : 0;
       for (int r = 0; r < R; ++r) {
         const __m256i p = T == B32::IQ4_NL ? dot_s8s8(qw[r], qa) : dot_u8s8(qw[r], qa);
         acc[r][c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_mul_ps(dw[r], da), acc[r][c]);

@@ -1,5 +1,5 @@
-// The AVX2 table's Q8_0, Q4_0 and Q5_0 products over the 8-row interleaved layouts
-// (packed_layouts.h), with maddubs + madd as the int8 step.
+// The AVX2 table's Q8_0, Q4_0, Q5_0, Q4_1, Q5_1, IQ4_NL and IQ4_XS products over the 8-row
+// interleaved layouts (packed_layouts.h), with maddubs + madd as the int8 step.
 #include "backend/cpu/avx2_parts.h"
 #include "backend/cpu/packed_blocks.h"
 
@@ -14,6 +14,11 @@ struct MaddStep {
     const __m256i pairs = _mm256_maddubs_epi16(aw, av);  // no saturation: |w| <= 128, |a| <= 127
     return _mm256_add_epi32(acc, _mm256_madd_epi16(pairs, _mm256_set1_epi16(1)));
   }
+  // The same with each 4-input sum times the int16 in both halves of its lane of sc16 (|w|,
+  // |a| <= 127: a pair is at most 32258, times |sc| <= 32 it stays within int32).
+  static __m256i dot_scaled(__m256i acc, __m256i aw, __m256i av, __m256i sc16) {
+    return _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_maddubs_epi16(aw, av), sc16));
+  }
 };
 
 }  // namespace
@@ -21,9 +26,16 @@ struct MaddStep {
 void install_packed(Kernels& t) {
   t.packed[kernel_slot(GgmlType::Q8_0)] = {kRows, pack_q8_0x8, nullptr};
   t.packed[kernel_slot(GgmlType::Q4_0)] = {
-      kRows, pack_nibble_type<BlockQ4_0, BlockQ4_0x8, file_codes_q4_0>, nullptr};
+      kRows, pack_nibble_type<BlockQ4_0, BlockQ4_0x8, file_codes_4bit>, nullptr};
   t.packed[kernel_slot(GgmlType::Q5_0)] = {
-      kRows, pack_nibble_type<BlockQ5_0, BlockQ5_0x8, file_codes_q5_0>, nullptr};
+      kRows, pack_nibble_type<BlockQ5_0, BlockQ5_0x8, file_codes_5bit>, nullptr};
+  t.packed[kernel_slot(GgmlType::Q4_1)] = {
+      kRows, pack_nibble_type<BlockQ4_1, BlockQ4_1x8, file_codes_4bit>, nullptr};
+  t.packed[kernel_slot(GgmlType::Q5_1)] = {
+      kRows, pack_nibble_type<BlockQ5_1, BlockQ5_1x8, file_codes_5bit>, nullptr};
+  t.packed[kernel_slot(GgmlType::IQ4_NL)] = {
+      kRows, pack_nibble_type<BlockIQ4_NL, BlockIQ4_NLx8, file_codes_4bit>, nullptr};
+  t.packed[kernel_slot(GgmlType::IQ4_XS)] = {kRows, pack_iq4_xs8, nullptr, iq4_xs8_group_bytes};
   set_packed_products<MaddStep>(t);
 }
 

@@ -1,31 +1,32 @@
-// AVX-512 VNNI products over Q8_0, Q4_0 and Q5_0 weights packed 16 rows at a time: one
-// 512-bit vector holds "slice" s (inputs 4s..4s+3) of 16 rows, row r in bytes 4r..4r+3, so
-// one vpdpbusd with the activation's 4 bytes broadcast from memory ({1to16}) adds 16 rows'
-// 4-input dot products — no sign fix-ups, no shuffles, no horizontal sums.
+// AVX-512 VNNI products over Q8_0, Q4_0, Q5_0, Q4_1, Q5_1 and IQ4_NL weights packed 16 rows at
+// a time: one 512-bit vector holds "slice" s (inputs 4s..4s+3) of 16 rows, row r in bytes
+// 4r..4r+3, so one vpdpbusd with the activation's 4 bytes broadcast from memory ({1to16}) adds
+// 16 rows' 4-input dot products — no sign fix-ups, no horizontal sums.
 //
 // vpdpbusd multiplies unsigned by signed bytes. The weights are the unsigned side, stored
-// with an offset (Q8_0: w + 128; Q4_0: the nibble, w + 8; Q5_0: the 5-bit code, w + 16), and
-// the activations the signed side; the offset's share, offset * sum(a), is taken off by
-// starting each block's accumulator at -offset * sum(a) (ActQ8_0::sum, exact integers).
+// with an offset (Q8_0: w + 128; Q4_0: the nibble, w + 8; Q5_0: the 5-bit code, w + 16; IQ4_NL:
+// the nibble, looked up by vpshufb as level + 128; Q4_1 and Q5_1: their codes, unsigned
+// already), and the activations the signed side; the offset's share, offset * sum(a), is taken
+// off by starting each block's accumulator at -offset * sum(a) (ActQ8_0::sum, exact integers).
 // The integer sums are therefore exactly those of every other instruction set, and the
-// float work per (row, activation) is the packed layouts' rule (packed_blocks.h):
-// acc = fma(float(sum), d_w * d_a, acc) per block — batched rows equal one-row products, and
-// AVX2's results, bit for bit.
+// float work per (row, activation) is the packed layouts' rule (packed_layouts.h):
+// acc = fma(float(sum), d_w * d_a, acc) per block, then for Q4_1/Q5_1 acc = fma(m_w, s_a, acc)
+// (s_a = q8_block_total) — batched rows equal one-row products, and AVX2's results, bit for
+// bit.
 #include <immintrin.h>
 
 #include <algorithm>
 #include <cstring>
 #include <type_traits>
 
+#include "backend/cpu/avx2_common.h"
 #include "backend/cpu/avx512_parts.h"
+#include "backend/cpu/packed_avx512_common.h"
 #include "backend/cpu/quant_blocks.h"
 
 namespace leapfrog::cpu {
 
 namespace {
-
-constexpr int kRows = 16;
-constexpr int kSlices = kQK / 4;
 
 struct BlockQ8_0x16 {
   uint16_t d[kRows];
@@ -42,14 +43,32 @@ struct BlockQ5_0x16 {
   uint64_t qh[kSlices];
   uint8_t qs[4 * 64];
 };
+// IQ4_NL: Q4_0's nibble layout; the levels come from a lookup.
+struct BlockIQ4_NLx16 {
+  uint16_t d[kRows];
+  uint8_t qs[4 * 64];
+};
+// Q4_1 / Q5_1: Q4_0's / Q5_0's layout, and the 16 rows' f16 mins beside their scales.
+struct BlockQ4_1x16 {
+  uint16_t d[kRows], m[kRows];
+  uint8_t qs[4 * 64];
+};
+struct BlockQ5_1x16 {
+  uint16_t d[kRows], m[kRows];
+  uint64_t qh[kSlices];
+  uint8_t qs[4 * 64];
+};
 static_assert(sizeof(BlockQ8_0x16) == kRows * sizeof(BlockQ8_0));
+static_assert(sizeof(BlockIQ4_NLx16) == kRows * sizeof(BlockIQ4_NL));
+static_assert(sizeof(BlockQ4_1x16) == kRows * sizeof(BlockQ4_1));
+static_assert(sizeof(BlockQ5_1x16) == kRows * sizeof(BlockQ5_1));
 static_assert(sizeof(BlockQ4_0x16) == kRows * sizeof(BlockQ4_0));
 static_assert(sizeof(BlockQ5_0x16) == kRows * sizeof(BlockQ5_0));
 
 // ---- packing (once, at load) ------------------------------------------------------------
 
-// Q8_0's unsigned codes (w + 128) of a file block's 32 elements, in order (the Q4_0 and Q5_0
-// codes, w + 8 and w + 16, are the file's own: quant_blocks.h).
+// Q8_0's unsigned codes (w + 128) of a file block's 32 elements, in order (the other types'
+// codes are the file's own: quant_blocks.h).
 inline void codes_q8_0(const BlockQ8_0& x, uint8_t* c) {
   for (int j = 0; j < kQK; ++j) c[j] = static_cast<uint8_t>(x.qs[j] + 128);
 }
@@ -63,21 +82,17 @@ void pack16(const uint8_t* w, size_t ws, int64_t cols, uint8_t* dst) {
     for (int r = 0; r < kRows; ++r) {
       const In& x = reinterpret_cast<const In*>(w + r * ws)[b];
       o.d[r] = x.d;
+      if constexpr (kHasMin<Out>) o.m[r] = x.m;
       Codes(x, codes[r]);
     }
-    for (int r = 0; r < kRows; ++r) {
-      for (int e = 0; e < 4; ++e) {
-        if constexpr (std::is_same_v<Out, BlockQ8_0x16>) {
-          for (int s = 0; s < kSlices; ++s) o.qs[64 * s + 4 * r + e] = codes[r][4 * s + e];
-        } else {
-          for (int k = 0; k < 4; ++k) {
-            const int lo = codes[r][4 * k + e] & 0xF, hi = codes[r][4 * (k + 4) + e] & 0xF;
-            o.qs[64 * k + 4 * r + e] = uint8_t(lo | hi << 4);
-          }
-        }
+    if constexpr (std::is_same_v<Out, BlockQ8_0x16>) {
+      for (int r = 0; r < kRows; ++r) {
+        for (int s = 0; s < kSlices; ++s) std::memcpy(o.qs + 64 * s + 4 * r, codes[r] + 4 * s, 4);
       }
+    } else {
+      pack_nibbles16(codes, o.qs);
     }
-    if constexpr (std::is_same_v<Out, BlockQ5_0x16>) {
+    if constexpr (requires { o.qh; }) {
       for (int s = 0; s < kSlices; ++s) {
         uint64_t bits = 0;
         for (int r = 0; r < kRows; ++r) {
@@ -93,29 +108,23 @@ void pack16(const uint8_t* w, size_t ws, int64_t cols, uint8_t* dst) {
 
 // Offset of the stored unsigned codes, and slice s of a block as 64 unsigned bytes.
 template <class Block>
-constexpr int kOffset = std::is_same_v<Block, BlockQ8_0x16>   ? 128
-                        : std::is_same_v<Block, BlockQ4_0x16> ? 8
-                                                              : 16;
+constexpr int kOffset =
+    std::is_same_v<Block, BlockQ8_0x16> || std::is_same_v<Block, BlockIQ4_NLx16> ? 128
+    : std::is_same_v<Block, BlockQ4_0x16>                                        ? 8
+    : std::is_same_v<Block, BlockQ5_0x16>                                        ? 16
+                                                                                 : 0;
 
-inline __m512i nibbles(const uint8_t* qs, int s) {
-  const __m512i v = _mm512_loadu_si512(qs + 64 * (s % 4));
-  return _mm512_and_si512(s < 4 ? v : _mm512_srli_epi16(v, 4), _mm512_set1_epi8(0xF));
-}
 inline __m512i slice(const BlockQ8_0x16& x, int s) { return _mm512_loadu_si512(x.qs + 64 * s); }
 inline __m512i slice(const BlockQ4_0x16& x, int s) { return nibbles(x.qs, s); }
-inline __m512i slice(const BlockQ5_0x16& x, int s) {
-  const __m512i z = nibbles(x.qs, s);
-  return _mm512_mask_add_epi8(z, _cvtu64_mask64(x.qh[s]), z, _mm512_set1_epi8(16));
+inline __m512i five_bits(const uint8_t* qs, const uint64_t* qh, int s) {
+  const __m512i z = nibbles(qs, s);
+  return _mm512_mask_add_epi8(z, _cvtu64_mask64(qh[s]), z, _mm512_set1_epi8(16));
 }
-
-// acc += the 4-byte dot products of w's 16 lanes with the 4 bytes at a, broadcast from
-// memory ({1to16}): one fused load-and-multiply. Written out because compilers load the
-// broadcast into a register of its own first, which costs the tile a third of its speed.
-inline __m512i dpbusd_bcast(__m512i acc, __m512i w, const int8_t* a) {
-  asm("vpdpbusd %2%{1to16%}, %1, %0"
-      : "+v"(acc)
-      : "v"(w), "m"(*reinterpret_cast<const int32_t*>(a)));
-  return acc;
+inline __m512i slice(const BlockQ5_0x16& x, int s) { return five_bits(x.qs, x.qh, s); }
+inline __m512i slice(const BlockQ4_1x16& x, int s) { return nibbles(x.qs, s); }
+inline __m512i slice(const BlockQ5_1x16& x, int s) { return five_bits(x.qs, x.qh, s); }
+inline __m512i slice(const BlockIQ4_NLx16& x, int s) {
+  return iq4_levels_unsigned(nibbles(x.qs, s));
 }
 
 // The weights stream from memory once, at the tiles' pace: each block asks for the one
@@ -155,13 +164,17 @@ void tile(const Block* x, const uint8_t* a, size_t as, float* y, size_t ldy, int
         t = dpbusd_bcast(t, wv, act(c)[b].qs + 4 * s);
       }
     }
-    const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[b].d)));
+    const __m512 dw = f16x16(x[b].d);
 #pragma GCC unroll 16
     for (int c = 0; c < C; ++c) {
       __m512i sum = acc[c][0];
       if constexpr (kChains == 2) sum = _mm512_add_epi32(sum, acc[c][1]);
       const __m512 da = _mm512_set1_ps(act(c)[b].d);
       facc[c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sum), _mm512_mul_ps(dw, da), facc[c]);
+      if constexpr (kHasMin<Block>) {
+        facc[c] = _mm512_fmadd_ps(f16x16(x[b].m),
+                                  _mm512_set1_ps(avx2::q8_block_total_f16c(act(c)[b])), facc[c]);
+      }
     }
   }
 #pragma GCC unroll 16
@@ -172,10 +185,11 @@ void tile(const Block* x, const uint8_t* a, size_t as, float* y, size_t ldy, int
 //
 // Rows in groups of 16; the last group is 4, 8 or 16 wide (padded with zero rows). Per
 // group of width W and block b, at 40 W b bytes from the group's start: the W scales (f32),
-// the W offset terms -offset * sum(a) (int32, the weights' stored offset already applied),
-// then slice s of row c at 8 W + 4 (s W + c). One pointer reaches every row of a tile, so a
-// tile of 16 rows keeps its addresses in registers (with 16 row pointers GCC spills them and
-// reloads them every block). In cache, one thread, the two tiles run alike (~205 GMAC/s);
+// the W offset terms -offset * sum(a) (int32, the weights' stored offset already applied;
+// for the types with a min term, whose codes have no offset, the block totals s_a as f32
+// instead), then slice s of row c at 8 W + 4 (s W + c). One pointer reaches every row of a
+// tile, so a tile of 16 rows keeps its addresses in registers (with 16 row pointers GCC spills
+// them and reloads them every block). In cache, one thread, the two tiles run alike (~205 GMAC/s);
 // in whole passes of a 1.5B Q8_0 this layout measured faster: 32-token passes 300-317 ms
 // against 359-394, 16-token 159-171 against 176-201 (three alternating rounds, 2 threads).
 constexpr int kActTile = 16;
@@ -188,7 +202,7 @@ size_t act_tiles_bytes(int n, int64_t cols) {
   return size_t(padded_rows(n)) * size_t(cols / kQK) * kActBlockBytes;
 }
 
-template <int kOff>
+template <class Block>
 void act_tiles(const uint8_t* a, size_t as, int n, int64_t cols, uint8_t* dst) {
   const int64_t nb = cols / kQK;
   for (int g0 = 0; g0 < n; g0 += kActTile) {
@@ -208,7 +222,12 @@ void act_tiles(const uint8_t* a, size_t as, int n, int64_t cols, uint8_t* dst) {
         }
         const ActQ8_0& x = reinterpret_cast<const ActQ8_0*>(a + (g0 + c) * as)[b];
         d[c] = x.d;
-        off[c] = -kOff * x.sum;
+        if constexpr (kHasMin<Block>) {
+          const float s = q8_block_total(x);
+          std::memcpy(&off[c], &s, 4);
+        } else {
+          off[c] = -kOffset<Block> * x.sum;
+        }
         for (int sl = 0; sl < kSlices; ++sl) std::memcpy(qs + 4 * (sl * w + c), x.qs + 4 * sl, 4);
       }
     }
@@ -232,23 +251,28 @@ void tile_t(const Block* x, const uint8_t* t, float* y, int64_t b0, int64_t b1, 
     const uint8_t* p = t + size_t(b) * kActBlockBytes * W;
     const float* d = reinterpret_cast<const float*>(p);
     const int32_t* off = reinterpret_cast<const int32_t*>(p + 4 * W);
+    const float* s_a = reinterpret_cast<const float*>(p + 4 * W);  // (the min types)
     const int8_t* qs = reinterpret_cast<const int8_t*>(p + 8 * W);
     __m512i acc[W];
 #pragma GCC unroll 16
-    for (int c = 0; c < W; ++c) acc[c] = _mm512_set1_epi32(off[c]);
+    for (int c = 0; c < W; ++c)
+      acc[c] = kHasMin<Block> ? _mm512_setzero_si512() : _mm512_set1_epi32(off[c]);
 #pragma GCC unroll 8
     for (int s = 0; s < kSlices; ++s) {
       const __m512i wv = slice(x[b], s);
 #pragma GCC unroll 16
       for (int c = 0; c < W; ++c) acc[c] = dpbusd_bcast(acc[c], wv, qs + 4 * (s * W + c));
     }
-    const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[b].d)));
+    const __m512 dw = f16x16(x[b].d);
 #pragma GCC unroll 16
     for (int c = 0; c < W; ++c) {
       float* yc = y + c * kRows;
-      _mm512_store_ps(
-          yc, _mm512_fmadd_ps(_mm512_cvtepi32_ps(acc[c]), _mm512_mul_ps(dw, _mm512_set1_ps(d[c])),
-                              _mm512_load_ps(yc)));
+      __m512 f = _mm512_fmadd_ps(_mm512_cvtepi32_ps(acc[c]),
+                                 _mm512_mul_ps(dw, _mm512_set1_ps(d[c])), _mm512_load_ps(yc));
+      if constexpr (kHasMin<Block>) {
+        f = _mm512_fmadd_ps(f16x16(x[b].m), _mm512_set1_ps(s_a[c]), f);
+      }
+      _mm512_store_ps(yc, f);
     }
   }
 }
@@ -305,27 +329,21 @@ void gemm16(const uint8_t* w, size_t ws, int64_t rows, const uint8_t* a, size_t 
   }
 }
 
+template <class In, class Out, void (*Codes)(const In&, uint8_t*)>
+Kernels::Packed packed16() {
+  return {kRows, pack16<In, Out, Codes>, gemm16<Out>, nullptr, act_tiles<Out>, act_tiles_bytes};
+}
+
 }  // namespace
 
 void install_packed_vnni(Kernels& t) {
-  t.packed[kernel_slot(GgmlType::Q8_0)] = {kRows,
-                                           pack16<BlockQ8_0, BlockQ8_0x16, codes_q8_0>,
-                                           gemm16<BlockQ8_0x16>,
-                                           nullptr,
-                                           act_tiles<kOffset<BlockQ8_0x16>>,
-                                           act_tiles_bytes};
-  t.packed[kernel_slot(GgmlType::Q4_0)] = {kRows,
-                                           pack16<BlockQ4_0, BlockQ4_0x16, file_codes_q4_0>,
-                                           gemm16<BlockQ4_0x16>,
-                                           nullptr,
-                                           act_tiles<kOffset<BlockQ4_0x16>>,
-                                           act_tiles_bytes};
-  t.packed[kernel_slot(GgmlType::Q5_0)] = {kRows,
-                                           pack16<BlockQ5_0, BlockQ5_0x16, file_codes_q5_0>,
-                                           gemm16<BlockQ5_0x16>,
-                                           nullptr,
-                                           act_tiles<kOffset<BlockQ5_0x16>>,
-                                           act_tiles_bytes};
+  t.packed[kernel_slot(GgmlType::Q8_0)] = packed16<BlockQ8_0, BlockQ8_0x16, codes_q8_0>();
+  t.packed[kernel_slot(GgmlType::Q4_0)] = packed16<BlockQ4_0, BlockQ4_0x16, file_codes_4bit>();
+  t.packed[kernel_slot(GgmlType::Q5_0)] = packed16<BlockQ5_0, BlockQ5_0x16, file_codes_5bit>();
+  t.packed[kernel_slot(GgmlType::IQ4_NL)] =
+      packed16<BlockIQ4_NL, BlockIQ4_NLx16, file_codes_4bit>();
+  t.packed[kernel_slot(GgmlType::Q4_1)] = packed16<BlockQ4_1, BlockQ4_1x16, file_codes_4bit>();
+  t.packed[kernel_slot(GgmlType::Q5_1)] = packed16<BlockQ5_1, BlockQ5_1x16, file_codes_5bit>();
 }
 
 }  // namespace leapfrog::cpu

@@ -34,17 +34,31 @@ inline __m256i slice(const BlockQ4_0x8& x, int s) {
   return _mm256_sub_epi8(nibbles(x.qs, s), _mm256_set1_epi8(8));
 }
 
-inline __m256i slice(const BlockQ5_0x8& x, int s) {
-  // Byte j takes bit j of the slice's word: spread the word's bytes 8 times each, keep
-  // one bit per byte, and turn set bits into 16.
-  const __m256i word = _mm256_set1_epi32(static_cast<int>(x.qh[s]));
+// The 5-bit codes of slice s (0..31): the nibbles and, in byte j, bit j of the slice's word
+// (spread the word's bytes 8 times each, keep one bit per byte, and turn set bits into 16).
+inline __m256i five_bits(const uint8_t* qs, uint32_t qh, int s) {
+  const __m256i word = _mm256_set1_epi32(static_cast<int>(qh));
   const __m256i spread = _mm256_shuffle_epi8(
       word,
       _mm256_setr_epi64x(0, 0x0101010101010101LL, 0x0202020202020202LL, 0x0303030303030303LL));
   const __m256i bit = _mm256_set1_epi64x(static_cast<int64_t>(0x8040201008040201ULL));
   const __m256i high =
       _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(spread, bit), bit), _mm256_set1_epi8(16));
-  return _mm256_sub_epi8(_mm256_or_si256(nibbles(x.qs, s), high), _mm256_set1_epi8(16));
+  return _mm256_or_si256(nibbles(qs, s), high);
+}
+
+inline __m256i slice(const BlockQ5_0x8& x, int s) {
+  return _mm256_sub_epi8(five_bits(x.qs, x.qh[s], s), _mm256_set1_epi8(16));
+}
+// Q4_1 / Q5_1: the codes as they are (unsigned, no offset; their min goes in separately).
+inline __m256i slice(const BlockQ4_1x8& x, int s) { return nibbles(x.qs, s); }
+inline __m256i slice(const BlockQ5_1x8& x, int s) { return five_bits(x.qs, x.qh[s], s); }
+inline __m256i slice(const BlockIQ4_NLx8& x, int s) {
+  return _mm256_shuffle_epi8(avx2::iq4_levels(), nibbles(x.qs, s));
+}
+
+inline __m256 f16x8(const uint16_t* p) {
+  return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
 }
 
 // The weights stream from memory once, at the tiles' pace: each block asks for the one
@@ -58,8 +72,9 @@ inline void prefetch_ahead(const Block* x) {
 
 // 8 packed rows x C activation rows over blocks [b0, b1). Step::dot(acc, |w|, sign(w) * a)
 // adds the 4-input dot products of each 32-bit lane to acc (the instruction set's int8
-// product). The float accumulators start at 0 for b0 == 0 and are otherwise taken from y
-// (rows c * ldy), where they are left: a walk over the inputs in chunks carries them there.
+// product); codes that are unsigned already (Q4_1, Q5_1) skip the sign moves. The float
+// accumulators start at 0 for b0 == 0 and are otherwise taken from y (rows c * ldy), where they are
+// left: a walk over the inputs in chunks carries them there.
 template <class Step, class Block, int C>
 void tile(const Block* x, const uint8_t* a, size_t as, float* y, size_t ldy, int64_t b0,
           int64_t b1) {
@@ -75,23 +90,95 @@ void tile(const Block* x, const uint8_t* a, size_t as, float* y, size_t ldy, int
 #pragma GCC unroll 8
     for (int s = 0; s < kSlices; ++s) {
       const __m256i wv = slice(x[b], s);
-      const __m256i aw = _mm256_sign_epi8(wv, wv);  // |w| as unsigned (-128 -> 128)
+      // |w| as unsigned (-128 -> 128)
+      const __m256i aw = kHasMin<Block> ? wv : _mm256_sign_epi8(wv, wv);
 #pragma GCC unroll 8
       for (int c = 0; c < C; ++c) {
         int32_t four;
         std::memcpy(&four, reinterpret_cast<const ActQ8_0*>(a + c * as)[b].qs + 4 * s, 4);
-        const __m256i av = _mm256_sign_epi8(_mm256_set1_epi32(four), wv);
+        const __m256i av = kHasMin<Block> ? _mm256_set1_epi32(four)
+                                          : _mm256_sign_epi8(_mm256_set1_epi32(four), wv);
         acc[c] = Step::dot(acc[c], aw, av);
       }
     }
-    const __m256 dw = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x[b].d)));
+    const __m256 dw = f16x8(x[b].d);
 #pragma GCC unroll 8
     for (int c = 0; c < C; ++c) {
-      const __m256 da = _mm256_broadcast_ss(&reinterpret_cast<const ActQ8_0*>(a + c * as)[b].d);
+      const ActQ8_0& ya = reinterpret_cast<const ActQ8_0*>(a + c * as)[b];
+      const __m256 da = _mm256_broadcast_ss(&ya.d);
       facc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(acc[c]), _mm256_mul_ps(dw, da), facc[c]);
+      if constexpr (kHasMin<Block>) {
+        facc[c] =
+            _mm256_fmadd_ps(f16x8(x[b].m), _mm256_set1_ps(avx2::q8_block_total_f16c(ya)), facc[c]);
+      }
     }
   }
 #pragma GCC unroll 8
+  for (int c = 0; c < C; ++c) _mm256_storeu_ps(y + c * ldy, facc[c]);
+}
+
+// 8 packed IQ4_XS rows x C activation rows over super-blocks [b0, b1), the float sums as
+// tile()'s. Per sub-block j the 4-input sums of |w| and sign(w) * a are scaled by sc_j in the
+// integer domain: by the madd itself where the step has dot_scaled (AVX2: maddubs, then madd
+// against sc_j instead of ones), else by an int32 multiply of the sub-block's sum (|sum| <
+// 2^19, |sum * sc_j| < 2^24). Either way the total is the definition's exact integer.
+template <class Step, int C>
+void tile_iq4_xs(const BlockIQ4_XSx8* x, const uint8_t* a, size_t as, float* y, size_t ldy,
+                 int64_t b0, int64_t b1) {
+  constexpr bool kScaledDot = requires { &Step::dot_scaled; };
+  const auto act = [&](int c) { return reinterpret_cast<const ActQ8_K*>(a + c * as); };
+  const __m256i levels = avx2::iq4_levels();
+  __m256 facc[C];
+#pragma GCC unroll 4
+  for (int c = 0; c < C; ++c)
+    facc[c] = b0 == 0 ? _mm256_setzero_ps() : _mm256_loadu_ps(y + c * ldy);
+  for (int64_t b = b0; b < b1; ++b) {
+    const BlockIQ4_XSx8& xb = x[b];
+    __m256i tot[C];
+#pragma GCC unroll 4
+    for (int c = 0; c < C; ++c) tot[c] = _mm256_setzero_si256();
+#pragma GCC unroll 1
+    for (int j = 0; j < 8; ++j) {
+      // The next super-block's lines, a few per sub-block (one burst of 18 stalls the tile).
+      const char* ahead = reinterpret_cast<const char*>(x + b + 2) + 192 * j;
+      for (int l = 0; l < 3; ++l) _mm_prefetch(ahead + 64 * l, _MM_HINT_T0);
+      const __m256i sc =
+          _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(xb.sc[j])));
+      // kScaledDot: sc_j in both 16-bit halves of each lane, madd's pairs.
+      const __m256i sc16 = _mm256_or_si256(_mm256_and_si256(sc, _mm256_set1_epi32(0xFFFF)),
+                                           _mm256_slli_epi32(sc, 16));
+      __m256i p[C];
+#pragma GCC unroll 4
+      for (int c = 0; c < C; ++c) p[c] = _mm256_setzero_si256();
+#pragma GCC unroll 8
+      for (int s = 0; s < kSlices; ++s) {
+        const __m256i wv = _mm256_shuffle_epi8(levels, nibbles(xb.qs[j], s));
+        const __m256i aw = _mm256_sign_epi8(wv, wv);
+#pragma GCC unroll 4
+        for (int c = 0; c < C; ++c) {
+          int32_t four;
+          std::memcpy(&four, act(c)[b].qs + 32 * j + 4 * s, 4);
+          const __m256i av = _mm256_sign_epi8(_mm256_set1_epi32(four), wv);
+          if constexpr (kScaledDot) {
+            tot[c] = Step::dot_scaled(tot[c], aw, av, sc16);
+          } else {
+            p[c] = Step::dot(p[c], aw, av);
+          }
+        }
+      }
+      if constexpr (!kScaledDot) {
+#pragma GCC unroll 4
+        for (int c = 0; c < C; ++c) tot[c] = _mm256_add_epi32(tot[c], _mm256_mullo_epi32(p[c], sc));
+      }
+    }
+    const __m256 dw = f16x8(xb.d);
+#pragma GCC unroll 4
+    for (int c = 0; c < C; ++c) {
+      const __m256 da = _mm256_broadcast_ss(&act(c)[b].d);
+      facc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(tot[c]), _mm256_mul_ps(dw, da), facc[c]);
+    }
+  }
+#pragma GCC unroll 4
   for (int c = 0; c < C; ++c) _mm256_storeu_ps(y + c * ldy, facc[c]);
 }
 
@@ -101,17 +188,25 @@ struct PackedTile {
   template <int C, class Block>
   static void run(const Block* x, const uint8_t* a, size_t as, float* y, size_t ldy, int64_t b0,
                   int64_t b1) {
-    tile<Step, Block, C>(x, a, as, y, ldy, b0, b1);
+    if constexpr (std::is_same_v<Block, BlockIQ4_XSx8>) {
+      tile_iq4_xs<Step, C>(x, a, as, y, ldy, b0, b1);
+    } else {
+      tile<Step, Block, C>(x, a, as, y, ldy, b0, b1);
+    }
   }
 };
 
-// Sets the packed products of Q8_0, Q4_0 and Q5_0 in t (their packing is set by
-// avx2::install_packed) to the tile with Step as its int8 step.
+// Sets the packed products of Q8_0, Q4_0, Q5_0, Q4_1, Q5_1, IQ4_NL and IQ4_XS in t (their packing
+// is set by avx2::install_packed) to the tile with Step as its int8 step.
 template <class Step>
 void set_packed_products(Kernels& t) {
   t.packed[kernel_slot(GgmlType::Q8_0)].gemm = walk_packed<PackedTile<Step>, BlockQ8_0x8>;
   t.packed[kernel_slot(GgmlType::Q4_0)].gemm = walk_packed<PackedTile<Step>, BlockQ4_0x8>;
   t.packed[kernel_slot(GgmlType::Q5_0)].gemm = walk_packed<PackedTile<Step>, BlockQ5_0x8>;
+  t.packed[kernel_slot(GgmlType::Q4_1)].gemm = walk_packed<PackedTile<Step>, BlockQ4_1x8>;
+  t.packed[kernel_slot(GgmlType::Q5_1)].gemm = walk_packed<PackedTile<Step>, BlockQ5_1x8>;
+  t.packed[kernel_slot(GgmlType::IQ4_NL)].gemm = walk_packed<PackedTile<Step>, BlockIQ4_NLx8>;
+  t.packed[kernel_slot(GgmlType::IQ4_XS)].gemm = walk_packed<PackedTile<Step>, BlockIQ4_XSx8>;
 }
 
 }  // namespace

@@ -1,4 +1,5 @@
-// AVX-512 VNNI products over Q4_K and Q6_K weights packed 16 rows per super-block group, in
+// AVX-512 VNNI products over Q4_K, Q6_K and IQ4_XS weights packed 16 rows per super-block
+// group (IQ4_XS: see its section below for its integer steps), in
 // the style of packed_avx512.cpp: one 64-byte vector holds slice s (inputs 4s..4s+3) of 16
 // rows, row r in bytes 4r..4r+3, and one vpdpbusd with the activation's 4 bytes broadcast from
 // memory adds 16 rows' 4-input dot products. The quants are the unsigned side (Q4_K's nibble,
@@ -25,23 +26,13 @@
 #include <cstring>
 
 #include "backend/cpu/avx512_parts.h"
+#include "backend/cpu/packed_avx512_common.h"
 #include "backend/cpu/quant_blocks.h"
 
 namespace leapfrog::cpu {
 
 namespace {
 
-constexpr int kRows = 16;
-constexpr int kSlices = kQK / 4;  // slices of a 32-input Q4_K sub-block
-
-// acc += the 4-byte dot products of w's 16 lanes with the 4 bytes at a, broadcast from
-// memory (see packed_avx512.cpp: written out so the broadcast stays a memory operand).
-inline __m512i dpbusd_bcast(__m512i acc, __m512i w, const int8_t* a) {
-  asm("vpdpbusd %2%{1to16%}, %1, %0"
-      : "+v"(acc)
-      : "v"(w), "m"(*reinterpret_cast<const int32_t*>(a)));
-  return acc;
-}
 // acc += the int16 pairs of w times the pair at p, broadcast from memory.
 inline __m512i dpwssd_bcast(__m512i acc, __m512i w, const int16_t* p) {
   asm("vpdpwssd %2%{1to16%}, %1, %0"
@@ -52,9 +43,6 @@ inline __m512i dpwssd_bcast(__m512i acc, __m512i w, const int16_t* p) {
 
 inline __m512i bytes_to_lanes(const uint8_t* p) {
   return _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
-}
-inline __m512 f16x16(const uint16_t* p) {
-  return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
 }
 
 // Fetch part k (of 16) of the super-block group `ahead` groups past b into L1: the weights
@@ -103,16 +91,12 @@ void pack_q4_k16(const uint8_t* w, size_t ws, int64_t cols, uint8_t* dst) {
 }
 
 // 16 packed rows x C activation rows over super-blocks [b0, b1), the float sums in acc (16
-// floats per activation row; zeroed at b0 == 0).
+// floats per activation row; zeroed by the walk before the first chunk).
 template <int C>
 void tile_q4_k(const BlockQ4_Kx16* x, const uint8_t* a, size_t as, float* acc, int64_t b0,
                int64_t b1, int64_t ahead) {
   const auto act = [&](int c) { return reinterpret_cast<const ActQ8_K*>(a + c * as); };
   const __m512i m4 = _mm512_set1_epi8(0xF);
-  if (b0 == 0) {
-#pragma GCC unroll 16
-    for (int c = 0; c < C; ++c) _mm512_store_ps(acc + 16 * c, _mm512_setzero_ps());
-  }
   for (int64_t b = b0; b < b1; ++b) {
     const BlockQ4_Kx16& xb = x[b];
     __m512i tot[C];
@@ -254,10 +238,6 @@ template <int C>
 void tile_q6_k(const BlockQ6_Kx16* x, const uint8_t* a, size_t as, float* acc, int64_t b0,
                int64_t b1, int64_t ahead) {
   const auto act = [&](int c) { return reinterpret_cast<const ActQ8_K*>(a + c * as); };
-  if (b0 == 0) {
-#pragma GCC unroll 16
-    for (int c = 0; c < C; ++c) _mm512_store_ps(acc + 16 * c, _mm512_setzero_ps());
-  }
   for (int64_t b = b0; b < b1; ++b) {
     const BlockQ6_Kx16& xb = x[b];
     const auto pairs = [&](int k) {
@@ -315,6 +295,100 @@ struct Q6K {
   }
 };
 
+// ---- IQ4_XS ------------------------------------------------------------------------------
+//
+// Per super-block of 16 rows: their f16 scales, the eight signed sub-block scales (scale - 32,
+// sc[j][r]) unpacked to bytes, and each 32-input sub-block's nibbles as packed_avx512.cpp lays
+// out IQ4_NL's (vector k: slice k low, slice k + 4 high): 2208 bytes, the file's 2176 plus the
+// unpacked scales (1.5 %). The levels are looked up as level + 128 (unsigned); a sub-block's
+// sum starts at -128 times the activations' sum over it, so it is exactly sum(level * a)
+// (|sum| < 2^19), and times the scale (an exact int32 multiply: |sum * scale| < 2^24) it adds
+// to the super-block's integer total, as in the definition. Per super-block the float work is
+// acc = fma(float(total), d_w * d_a, acc).
+struct BlockIQ4_XSx16 {
+  uint16_t d[kRows];
+  int8_t sc[8][kRows];
+  uint8_t qs[8][4][64];
+};
+static_assert(sizeof(BlockIQ4_XSx16) == 2208);
+
+size_t iq4xs16_group_bytes(int64_t cols) { return size_t(cols / kQK_K) * sizeof(BlockIQ4_XSx16); }
+
+void pack_iq4_xs16(const uint8_t* w, size_t ws, int64_t cols, uint8_t* dst) {
+  BlockIQ4_XSx16* out = reinterpret_cast<BlockIQ4_XSx16*>(dst);
+  uint8_t codes[kRows][kQK];
+  for (int64_t b = 0; b < cols / kQK_K; ++b) {
+    BlockIQ4_XSx16& o = out[b];
+    for (int r = 0; r < kRows; ++r) {
+      const BlockIQ4_XS& x = reinterpret_cast<const BlockIQ4_XS*>(w + r * ws)[b];
+      o.d[r] = x.d;
+      for (int j = 0; j < 8; ++j) o.sc[j][r] = static_cast<int8_t>(iq4xs_scale(x, j));
+    }
+    for (int j = 0; j < 8; ++j) {
+      for (int r = 0; r < kRows; ++r) {
+        const BlockIQ4_XS& x = reinterpret_cast<const BlockIQ4_XS*>(w + r * ws)[b];
+        nibble_codes(x.qs + 16 * j, codes[r]);
+      }
+      pack_nibbles16(codes, o.qs[j][0]);
+    }
+  }
+}
+
+template <int C>
+void tile_iq4_xs(const BlockIQ4_XSx16* x, const uint8_t* a, size_t as, float* acc, int64_t b0,
+                 int64_t b1, int64_t ahead) {
+  const auto act = [&](int c) { return reinterpret_cast<const ActQ8_K*>(a + c * as); };
+  for (int64_t b = b0; b < b1; ++b) {
+    const BlockIQ4_XSx16& xb = x[b];
+    // -128 * (the activations' sum over sub-block j) for each row: bsums pairs, one madd.
+    alignas(32) int32_t off[C][8];
+#pragma GCC unroll 16
+    for (int c = 0; c < C; ++c) {
+      const __m256i bs = _mm256_load_si256(reinterpret_cast<const __m256i*>(act(c)[b].bsums));
+      _mm256_store_si256(reinterpret_cast<__m256i*>(off[c]),
+                         _mm256_madd_epi16(bs, _mm256_set1_epi16(-128)));
+    }
+    __m512i tot[C];
+#pragma GCC unroll 16
+    for (int c = 0; c < C; ++c) tot[c] = _mm512_setzero_si512();
+#pragma GCC unroll 1
+    for (int j = 0; j < 8; ++j) {
+      const __m512i sc =
+          _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(xb.sc[j])));
+      __m512i wq[kSlices];
+#pragma GCC unroll 8
+      for (int s = 0; s < kSlices; ++s) wq[s] = iq4_levels_unsigned(nibbles(xb.qs[j][0], s));
+      prefetch_part(x, b, ahead, 2 * j);
+      prefetch_part(x, b, ahead, 2 * j + 1);
+#pragma GCC unroll 16
+      for (int c = 0; c < C; ++c) {
+        const int8_t* q = act(c)[b].qs + 32 * j;
+        __m512i p = _mm512_set1_epi32(off[c][j]);
+#pragma GCC unroll 8
+        for (int s = 0; s < kSlices; ++s) p = dpbusd_bcast(p, wq[s], q + 4 * s);
+        tot[c] = _mm512_add_epi32(tot[c], _mm512_mullo_epi32(p, sc));
+      }
+    }
+    const __m512 dw = f16x16(xb.d);
+#pragma GCC unroll 16
+    for (int c = 0; c < C; ++c) {
+      const __m512 da = _mm512_set1_ps(act(c)[b].d);
+      _mm512_store_ps(acc + 16 * c,
+                      _mm512_fmadd_ps(_mm512_cvtepi32_ps(tot[c]), _mm512_mul_ps(dw, da),
+                                      _mm512_load_ps(acc + 16 * c)));
+    }
+  }
+}
+
+struct IQ4XS {
+  using Block = BlockIQ4_XSx16;
+  template <int C>
+  static void tile(const Block* x, const uint8_t* a, size_t as, float* acc, int64_t b0, int64_t b1,
+                   int64_t ahead) {
+    tile_iq4_xs<C>(x, a, as, acc, b0, b1, ahead);
+  }
+};
+
 // ---- the walk ----------------------------------------------------------------------------
 
 // Super-blocks per chunk of the walk over the inputs (Q4_K: 4.6 KiB of weights, Q6_K: 6.6 KiB),
@@ -337,6 +411,7 @@ void gemm_k16(const uint8_t* w, size_t ws, int64_t rows, const uint8_t* a, size_
   for (int64_t r = 0; r < rows; r += kRows) {
     const Block* x = reinterpret_cast<const Block*>(w + (r / kRows) * ws);
     if (n == 1) {
+      std::fill_n(acc, kRows, 0.0f);
       K::template tile<1>(x, a, as, acc, 0, nb, kAheadDecode);
       _mm512_storeu_ps(y + r, _mm512_load_ps(acc));
       continue;
@@ -344,6 +419,7 @@ void gemm_k16(const uint8_t* w, size_t ws, int64_t rows, const uint8_t* a, size_
     for (int i0 = 0; i0 < n; i0 += kScratchRows) {
       const int m = std::min(kScratchRows, n - i0);
       const uint8_t* a0 = a + i0 * as;
+      std::fill_n(acc, m * kRows, 0.0f);
       for (int64_t b0 = 0; b0 < nb; b0 += kChunk) {
         const int64_t b1 = std::min(nb, b0 + kChunk);
         int i = 0;
@@ -374,6 +450,8 @@ void gemm_k16(const uint8_t* w, size_t ws, int64_t rows, const uint8_t* a, size_
 void install_packed_kquant_vnni(Kernels& t) {
   t.packed[kernel_slot(GgmlType::Q4_K)] = {kRows, pack_q4_k16, gemm_k16<Q4K>, q4k16_group_bytes};
   t.packed[kernel_slot(GgmlType::Q6_K)] = {kRows, pack_q6_k16, gemm_k16<Q6K>, q6k16_group_bytes};
+  t.packed[kernel_slot(GgmlType::IQ4_XS)] = {kRows, pack_iq4_xs16, gemm_k16<IQ4XS>,
+                                             iq4xs16_group_bytes};
 }
 
 }  // namespace leapfrog::cpu

@@ -1,6 +1,7 @@
-// Q8_0, Q4_0 and Q5_0 weights interleaved by 8 rows: the packed block layouts and their
-// packing, shared by every instruction set that reads them (the AVX2 and AVX-VNNI tables,
-// packed_blocks.h; the NEON tables, packed_neon.h). Portable code, no intrinsics.
+// Q8_0, Q4_0, Q5_0, Q4_1, Q5_1, IQ4_NL and IQ4_XS weights interleaved by 8 rows: the packed
+// block layouts and their packing, shared by every instruction set that reads them (the AVX2
+// and AVX-VNNI tables, packed_blocks.h; the NEON tables, packed_neon.h). Portable code, no
+// intrinsics.
 //
 // In the file, each row is a run of 32-weight blocks (f16 scale + quants). Packed, the
 // blocks of 8 rows that cover the same 32 inputs sit together: their 8 scales, then their
@@ -11,7 +12,9 @@
 // 8 rows. Each packed layout is exactly as large as the file's.
 //
 // For each (row, activation) pair the float work is the same whatever the batch, tile or
-// instruction set: acc = 0; per block, acc = fma(float(integer sum), d_w * d_a, acc); the
+// instruction set: acc = 0; per block, acc = fma(float(integer sum), d_w * d_a, acc), then for
+// Q4_1/Q5_1 acc = fma(m_w, s_a, acc) with s_a the activation block's total (q8_block_total,
+// quant_blocks.h: the definition's per-block terms, kernels_scalar_lowbit.cpp); the
 // integer sums are exact, so every table that reads these layouts gives the same results,
 // and batched products equal one-row products bit for bit.
 #pragma once
@@ -49,7 +52,37 @@ struct BlockQ5_0x8 {
   uint32_t qh[kSlices];
   uint8_t qs[kRows * kQK / 2];
 };
+// IQ4_NL: Q4_0's nibbles; value = kIq4NlValues[nibble] (a lookup when read).
+struct BlockIQ4_NLx8 {
+  uint16_t d[kRows];
+  uint8_t qs[kRows * kQK / 2];
+};
+// Q4_1 / Q5_1: Q4_0's / Q5_0's layout with the 8 rows' f16 mins beside their scales; value =
+// code (4 or 5 bits, no offset) * d + m.
+struct BlockQ4_1x8 {
+  uint16_t d[kRows], m[kRows];
+  uint8_t qs[kRows * kQK / 2];
+};
+struct BlockQ5_1x8 {
+  uint16_t d[kRows], m[kRows];
+  uint32_t qh[kSlices];
+  uint8_t qs[kRows * kQK / 2];
+};
+// IQ4_XS, per 256-input super-block: the 8 rows' f16 scales, their signed sub-block scales
+// (scale - 32) unpacked to bytes, sc[j][r], and each 32-input sub-block's nibbles as
+// BlockIQ4_NLx8's: 1104 bytes, the file's 1088 plus the unpacked scales (1.5 %). Per
+// super-block: the integer total sum_j sc_j * sum(level * a) over sub-block j, exact as the
+// definition's, then acc = fma(float(total), d_w * d_a, acc) — the AVX-512 layout's rule too.
+struct BlockIQ4_XSx8 {
+  static constexpr int kValues = kQK_K;
+  uint16_t d[kRows];
+  int8_t sc[8][kRows];
+  uint8_t qs[8][kRows * kQK / 2];
+};
 static_assert(sizeof(BlockQ8_0x8) == kRows * sizeof(BlockQ8_0));
+static_assert(sizeof(BlockIQ4_NLx8) == kRows * sizeof(BlockIQ4_NL));
+static_assert(sizeof(BlockQ4_1x8) == kRows * sizeof(BlockQ4_1));
+static_assert(sizeof(BlockQ5_1x8) == kRows * sizeof(BlockQ5_1));
 static_assert(sizeof(BlockQ4_0x8) == kRows * sizeof(BlockQ4_0));
 static_assert(sizeof(BlockQ5_0x8) == kRows * sizeof(BlockQ5_0));
 
@@ -79,8 +112,8 @@ void pack_nibbles(const uint8_t (&codes)[kRows][kQK], uint8_t* qs) {
   }
 }
 
-// Q4_0 / Q5_0 (Out = BlockQ4_0x8 / BlockQ5_0x8): scales, nibble vectors and, for Q5_0, the
-// per-slice words of fifth bits.
+// The nibble types (Out = BlockQ4_0x8, BlockQ5_0x8, ...): scales (and mins), nibble vectors
+// and, for the 5-bit types, the per-slice words of fifth bits.
 template <class In, class Out, void (*Codes)(const In&, uint8_t*)>
 void pack_nibble_type(const uint8_t* w, size_t ws, int64_t cols, uint8_t* dst) {
   Out* out = reinterpret_cast<Out*>(dst);
@@ -89,10 +122,11 @@ void pack_nibble_type(const uint8_t* w, size_t ws, int64_t cols, uint8_t* dst) {
     for (int r = 0; r < kRows; ++r) {
       const In& x = reinterpret_cast<const In*>(w + r * ws)[b];
       out[b].d[r] = x.d;
+      if constexpr (kHasMin<Out>) out[b].m[r] = x.m;
       Codes(x, codes[r]);
     }
     pack_nibbles(codes, out[b].qs);
-    if constexpr (std::is_same_v<Out, BlockQ5_0x8>) {
+    if constexpr (requires { out[b].qh; }) {
       for (int s = 0; s < kSlices; ++s) {
         uint32_t bits = 0;  // bit 4r + e: the fifth bit of element 4s + e of row r
         for (int r = 0; r < kRows; ++r) {
@@ -104,17 +138,49 @@ void pack_nibble_type(const uint8_t* w, size_t ws, int64_t cols, uint8_t* dst) {
   }
 }
 
+inline size_t iq4_xs8_group_bytes(int64_t cols) {
+  return size_t(cols / kQK_K) * sizeof(BlockIQ4_XSx8);
+}
+
+inline void pack_iq4_xs8(const uint8_t* w, size_t ws, int64_t cols, uint8_t* dst) {
+  BlockIQ4_XSx8* out = reinterpret_cast<BlockIQ4_XSx8*>(dst);
+  uint8_t codes[kRows][kQK];
+  for (int64_t b = 0; b < cols / kQK_K; ++b) {
+    const auto row = [&](int r) -> const BlockIQ4_XS& {
+      return reinterpret_cast<const BlockIQ4_XS*>(w + r * ws)[b];
+    };
+    for (int r = 0; r < kRows; ++r) {
+      out[b].d[r] = row(r).d;
+      for (int j = 0; j < 8; ++j) out[b].sc[j][r] = static_cast<int8_t>(iq4xs_scale(row(r), j));
+    }
+    for (int j = 0; j < 8; ++j) {
+      for (int r = 0; r < kRows; ++r) nibble_codes(row(r).qs + 16 * j, codes[r]);
+      pack_nibbles(codes, out[b].qs[j]);
+    }
+  }
+}
+
+// Inputs per packed block: 32, or Block::kValues where a layout says (super-blocks).
+template <class Block>
+constexpr int kBlockValues = [] {
+  if constexpr (requires { Block::kValues; }) {
+    return Block::kValues;
+  } else {
+    return kQK;
+  }
+}();
+
 // ---- the walk of a product over the packed groups ------------------------------------------
 //
 // Tile::template run<C>(x, a, as, y, ldy, b0, b1): one group x 8 rows x C activation rows over
 // blocks [b0, b1), float sums starting at 0 for b0 == 0 and otherwise taken from y (8 floats
 // per activation row at y + c * ldy), where they are left. Up to 4 activation rows stream each
 // group's weights once, straight into y. More rows walk each group's inputs chunk by chunk
-// (16 blocks: 4.3 KiB of Q8_0), every tile of activation rows passing over a chunk while it is
-// in L1 — the weights come from memory once whatever n is — the sums carried in a contiguous
-// scratch (y's rows lie a whole output apart and alias in L1) and copied to y once per group.
-// The float operations per (row, activation) are the same either way.
-constexpr int64_t kWalkChunkBlocks = 16;
+// (512 inputs: 16 blocks, 4.3 KiB of Q8_0), every tile of activation rows passing over a chunk
+// while it is in L1 — the weights come from memory once whatever n is — the sums carried in a
+// contiguous scratch (y's rows lie a whole output apart and alias in L1) and copied to y once per
+// group. The float operations per (row, activation) are the same either way.
+constexpr int64_t kWalkChunkValues = 16 * kQK;
 constexpr int kWalkScratchRows = 64;
 
 template <class Tile, class Block>
@@ -132,7 +198,8 @@ void walk_columns(const Block* x, const uint8_t* a, size_t as, int n, float* y, 
 template <class Tile, class Block>
 void walk_packed(const uint8_t* w, size_t ws, int64_t rows, const uint8_t* a, size_t as, int n,
                  float* y, size_t ldy, int64_t cols) {
-  const int64_t nb = cols / kQK;
+  constexpr int64_t kChunkBlocks = kWalkChunkValues / kBlockValues<Block>;
+  const int64_t nb = cols / kBlockValues<Block>;
   alignas(64) thread_local float acc[kWalkScratchRows * kRows];
   for (int64_t r = 0; r < rows; r += kRows) {
     const Block* x = reinterpret_cast<const Block*>(w + (r / kRows) * ws);
@@ -142,8 +209,8 @@ void walk_packed(const uint8_t* w, size_t ws, int64_t rows, const uint8_t* a, si
     }
     for (int i0 = 0; i0 < n; i0 += kWalkScratchRows) {
       const int m = n - i0 < kWalkScratchRows ? n - i0 : kWalkScratchRows;
-      for (int64_t b0 = 0; b0 < nb; b0 += kWalkChunkBlocks) {
-        const int64_t b1 = b0 + kWalkChunkBlocks < nb ? b0 + kWalkChunkBlocks : nb;
+      for (int64_t b0 = 0; b0 < nb; b0 += kChunkBlocks) {
+        const int64_t b1 = b0 + kChunkBlocks < nb ? b0 + kChunkBlocks : nb;
         walk_columns<Tile>(x, a + i0 * as, as, m, acc, kRows, b0, b1);
       }
       for (int i = 0; i < m; ++i)

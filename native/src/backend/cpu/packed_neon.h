@@ -1,11 +1,11 @@
-// The arm64 products over the 8-row interleaved Q8_0, Q4_0 and Q5_0 layouts of
-// packed_layouts.h — the layouts the x86 tables read — written once over the NEON int8 dot
-// primitive I8::dot(acc, a, b) (lane i gains a[4i..4i+3] . b[4i..4i+3]; plain NEON or sdot,
-// kernels_neon_int8.h). A 16-byte vector holds slice s of 4 rows, so two of them serve the
-// group's 8 rows against one activation word loaded once and replicated (ld1r): each 32-bit
-// lane of the sums belongs to one output row, and there is no horizontal sum. The integer
-// sums are exact and the float work per (row, activation) is the layouts' rule, so these
-// products equal the x86 tables' bit for bit, and batched rows equal one-row products.
+// The arm64 products over the 8-row interleaved Q8_0, Q4_0, Q5_0, Q4_1, Q5_1, IQ4_NL and
+// IQ4_XS layouts of packed_layouts.h — the layouts the x86 tables read — written once over the
+// NEON int8 dot primitive I8::dot(acc, a, b) (lane i gains a[4i..4i+3] . b[4i..4i+3]; plain
+// NEON or sdot, kernels_neon_int8.h). A 16-byte vector holds slice s of 4 rows, so two of them
+// serve the group's 8 rows against one activation word loaded once and replicated (ld1r):
+// each 32-bit lane of the sums belongs to one output row, and there is no horizontal sum. The
+// integer sums are exact and the float work per (row, activation) is the layouts' rule, so
+// these products equal the x86 tables' bit for bit, and batched rows equal one-row products.
 // Internal linkage: the +dotprod copies must never stand in for the plain ones at link time.
 #pragma once
 #include <arm_neon.h>
@@ -44,21 +44,46 @@ inline Half2 neon_slice(const BlockQ4_0x8& x, int s) {
   return {vsubq_s8(vreinterpretq_s8_u8(lo), eight), vsubq_s8(vreinterpretq_s8_u8(hi), eight)};
 }
 
-inline Half2 neon_slice(const BlockQ5_0x8& x, int s) {
+// The 5-bit codes (0..31) of slice s.
+inline Half2 neon_five_bits(const uint8_t* qs, uint32_t qh, int s) {
   uint8x16_t lo, hi;
-  neon_nibbles(x.qs, s, lo, hi);
+  neon_nibbles(qs, s, lo, hi);
   // Bit j of the slice's word is the fifth bit of byte j: bytes 0-15 from the word's first
   // two bytes, 16-31 from the last two.
-  const uint8x16_t word = vreinterpretq_u8_u32(vdupq_n_u32(x.qh[s]));
+  const uint8x16_t word = vreinterpretq_u8_u32(vdupq_n_u32(qh));
   const uint8x16_t idx_lo = {0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1};
   const uint8x16_t idx_hi = {2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3};
   const uint8x16_t bit = {1, 2, 4, 8, 16, 32, 64, 128, 1, 2, 4, 8, 16, 32, 64, 128};
   const uint8x16_t sixteen = vdupq_n_u8(16);
   const uint8x16_t h_lo = vandq_u8(vtstq_u8(vqtbl1q_u8(word, idx_lo), bit), sixteen);
   const uint8x16_t h_hi = vandq_u8(vtstq_u8(vqtbl1q_u8(word, idx_hi), bit), sixteen);
+  return {vreinterpretq_s8_u8(vorrq_u8(lo, h_lo)), vreinterpretq_s8_u8(vorrq_u8(hi, h_hi))};
+}
+
+inline Half2 neon_slice(const BlockQ5_0x8& x, int s) {
+  const Half2 q = neon_five_bits(x.qs, x.qh[s], s);
   const int8x16_t off = vdupq_n_s8(16);
-  return {vsubq_s8(vreinterpretq_s8_u8(vorrq_u8(lo, h_lo)), off),
-          vsubq_s8(vreinterpretq_s8_u8(vorrq_u8(hi, h_hi)), off)};
+  return {vsubq_s8(q.lo, off), vsubq_s8(q.hi, off)};
+}
+inline Half2 neon_slice(const BlockQ5_1x8& x, int s) { return neon_five_bits(x.qs, x.qh[s], s); }
+inline Half2 neon_slice(const BlockQ4_1x8& x, int s) {
+  uint8x16_t lo, hi;
+  neon_nibbles(x.qs, s, lo, hi);
+  return {vreinterpretq_s8_u8(lo), vreinterpretq_s8_u8(hi)};
+}
+// IQ4_NL (and IQ4_XS's sub-blocks): the nibbles index the 16 levels.
+inline Half2 neon_levels(const uint8_t* qs, int s) {
+  uint8x16_t lo, hi;
+  neon_nibbles(qs, s, lo, hi);
+  const int8x16_t levels = vld1q_s8(format::kIq4NlValues);
+  return {vqtbl1q_s8(levels, lo), vqtbl1q_s8(levels, hi)};
+}
+inline Half2 neon_slice(const BlockIQ4_NLx8& x, int s) { return neon_levels(x.qs, s); }
+
+// 8 f16 values widened exactly, as the x86 tables' vcvtph2ps.
+inline void neon_f16x8(const uint16_t* p, float32x4_t& lo, float32x4_t& hi) {
+  const float16x8_t h = vreinterpretq_f16_u16(vld1q_u16(p));
+  lo = vcvt_f32_f16(vget_low_f16(h)), hi = vcvt_f32_f16(vget_high_f16(h));
 }
 
 // 8 packed rows x C activation rows over blocks [b0, b1); the float accumulators start at 0
@@ -87,13 +112,70 @@ void neon_tile(const Block* x, const uint8_t* a, size_t as, float* y, size_t ldy
         acc[c][1] = I8::dot(acc[c][1], w.hi, av);
       }
     }
-    // The 8 f16 scales widened exactly, as the x86 tables' vcvtph2ps.
-    const float16x8_t dh = vreinterpretq_f16_u16(vld1q_u16(x[b].d));
-    const float32x4_t dw0 = vcvt_f32_f16(vget_low_f16(dh)), dw1 = vcvt_f32_f16(vget_high_f16(dh));
+    float32x4_t dw0, dw1, mw0, mw1;
+    neon_f16x8(x[b].d, dw0, dw1);
+    if constexpr (kHasMin<Block>) neon_f16x8(x[b].m, mw0, mw1);
     for (int c = 0; c < C; ++c) {
       const float da = act(c)[b].d;
       facc[c][0] = vfmaq_f32(facc[c][0], vcvtq_f32_s32(acc[c][0]), vmulq_n_f32(dw0, da));
       facc[c][1] = vfmaq_f32(facc[c][1], vcvtq_f32_s32(acc[c][1]), vmulq_n_f32(dw1, da));
+      if constexpr (kHasMin<Block>) {
+        // q8_block_total (quant_blocks.h) through the hardware's f16 rounding (to nearest even).
+        const float sa =
+            static_cast<float>(static_cast<__fp16>(da * static_cast<float>(act(c)[b].sum)));
+        facc[c][0] = vfmaq_f32(facc[c][0], mw0, vdupq_n_f32(sa));
+        facc[c][1] = vfmaq_f32(facc[c][1], mw1, vdupq_n_f32(sa));
+      }
+    }
+  }
+  for (int c = 0; c < C; ++c) {
+    vst1q_f32(y + c * ldy, facc[c][0]);
+    vst1q_f32(y + c * ldy + 4, facc[c][1]);
+  }
+}
+
+// 8 packed IQ4_XS rows x C activation rows over super-blocks [b0, b1), as x86's tile_iq4_xs
+// (packed_blocks.h): sub-block j's exact integer sum times its scale into the total, then one
+// fma per super-block.
+template <class I8, int C>
+void neon_tile_iq4_xs(const BlockIQ4_XSx8* x, const uint8_t* a, size_t as, float* y, size_t ldy,
+                      int64_t b0, int64_t b1) {
+  float32x4_t facc[C][2];
+  for (int c = 0; c < C; ++c) {
+    facc[c][0] = b0 == 0 ? vdupq_n_f32(0) : vld1q_f32(y + c * ldy);
+    facc[c][1] = b0 == 0 ? vdupq_n_f32(0) : vld1q_f32(y + c * ldy + 4);
+  }
+  const auto act = [&](int c) { return reinterpret_cast<const ActQ8_K*>(a + c * as); };
+  for (int64_t b = b0; b < b1; ++b) {
+    __builtin_prefetch(x + b + 2);
+    int32x4_t tot[C][2];
+    for (int c = 0; c < C; ++c) tot[c][0] = tot[c][1] = vdupq_n_s32(0);
+    for (int j = 0; j < 8; ++j) {
+      const int16x8_t sc16 = vmovl_s8(vld1_s8(x[b].sc[j]));
+      const int32x4_t sc0 = vmovl_s16(vget_low_s16(sc16)), sc1 = vmovl_s16(vget_high_s16(sc16));
+      int32x4_t p[C][2];
+      for (int c = 0; c < C; ++c) p[c][0] = p[c][1] = vdupq_n_s32(0);
+      for (int s = 0; s < kSlices; ++s) {
+        const Half2 w = neon_levels(x[b].qs[j], s);
+        for (int c = 0; c < C; ++c) {
+          int32_t four;
+          std::memcpy(&four, act(c)[b].qs + 32 * j + 4 * s, 4);
+          const int8x16_t av = vreinterpretq_s8_s32(vdupq_n_s32(four));
+          p[c][0] = I8::dot(p[c][0], w.lo, av);
+          p[c][1] = I8::dot(p[c][1], w.hi, av);
+        }
+      }
+      for (int c = 0; c < C; ++c) {
+        tot[c][0] = vmlaq_s32(tot[c][0], p[c][0], sc0);
+        tot[c][1] = vmlaq_s32(tot[c][1], p[c][1], sc1);
+      }
+    }
+    float32x4_t dw0, dw1;
+    neon_f16x8(x[b].d, dw0, dw1);
+    for (int c = 0; c < C; ++c) {
+      const float da = act(c)[b].d;
+      facc[c][0] = vfmaq_f32(facc[c][0], vcvtq_f32_s32(tot[c][0]), vmulq_n_f32(dw0, da));
+      facc[c][1] = vfmaq_f32(facc[c][1], vcvtq_f32_s32(tot[c][1]), vmulq_n_f32(dw1, da));
     }
   }
   for (int c = 0; c < C; ++c) {
@@ -108,22 +190,37 @@ struct NeonTile {
   template <int C, class Block>
   static void run(const Block* x, const uint8_t* a, size_t as, float* y, size_t ldy, int64_t b0,
                   int64_t b1) {
-    neon_tile<I8, Block, C>(x, a, as, y, ldy, b0, b1);
+    if constexpr (std::is_same_v<Block, BlockIQ4_XSx8>) {
+      neon_tile_iq4_xs<I8, C>(x, a, as, y, ldy, b0, b1);
+    } else {
+      neon_tile<I8, Block, C>(x, a, as, y, ldy, b0, b1);
+    }
   }
 };
 
-// Sets the packed layouts and products of Q8_0, Q4_0 and Q5_0 in t: the walk the x86 tables
-// take (packed_layouts.h) over NEON tiles.
+// Sets the packed layouts and products of the 8-row types in t: the walk the x86 tables take
+// (packed_layouts.h) over NEON tiles.
 template <class I8>
 void set_packed_neon(Kernels& t) {
   t.packed[kernel_slot(GgmlType::Q8_0)] = {kRows, pack_q8_0x8,
                                            walk_packed<NeonTile<I8>, BlockQ8_0x8>};
   t.packed[kernel_slot(GgmlType::Q4_0)] = {
-      kRows, pack_nibble_type<BlockQ4_0, BlockQ4_0x8, file_codes_q4_0>,
+      kRows, pack_nibble_type<BlockQ4_0, BlockQ4_0x8, file_codes_4bit>,
       walk_packed<NeonTile<I8>, BlockQ4_0x8>};
   t.packed[kernel_slot(GgmlType::Q5_0)] = {
-      kRows, pack_nibble_type<BlockQ5_0, BlockQ5_0x8, file_codes_q5_0>,
+      kRows, pack_nibble_type<BlockQ5_0, BlockQ5_0x8, file_codes_5bit>,
       walk_packed<NeonTile<I8>, BlockQ5_0x8>};
+  t.packed[kernel_slot(GgmlType::Q4_1)] = {
+      kRows, pack_nibble_type<BlockQ4_1, BlockQ4_1x8, file_codes_4bit>,
+      walk_packed<NeonTile<I8>, BlockQ4_1x8>};
+  t.packed[kernel_slot(GgmlType::Q5_1)] = {
+      kRows, pack_nibble_type<BlockQ5_1, BlockQ5_1x8, file_codes_5bit>,
+      walk_packed<NeonTile<I8>, BlockQ5_1x8>};
+  t.packed[kernel_slot(GgmlType::IQ4_NL)] = {
+      kRows, pack_nibble_type<BlockIQ4_NL, BlockIQ4_NLx8, file_codes_4bit>,
+      walk_packed<NeonTile<I8>, BlockIQ4_NLx8>};
+  t.packed[kernel_slot(GgmlType::IQ4_XS)] = {
+      kRows, pack_iq4_xs8, walk_packed<NeonTile<I8>, BlockIQ4_XSx8>, iq4_xs8_group_bytes};
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "format/blocks.h"
+#include "format/fp16.h"
 
 namespace leapfrog::cpu {
 
@@ -32,17 +33,38 @@ static_assert(sizeof(ActQ8_K) == 320);
 // files built for different instruction sets include this.
 namespace {
 
-// The raw codes (Q4: nibble; Q5: 5-bit code) of a file block's 32 elements, in order: what
-// the packers (packed_avx2.cpp, packed_avx512.cpp) rearrange.
-inline void file_codes_q4_0(const BlockQ4_0& x, uint8_t* c) {
-  for (int j = 0; j < 16; ++j) c[j] = x.qs[j] & 0xF, c[j + 16] = x.qs[j] >> 4;
+// The raw codes (4-bit: nibble; 5-bit: the code with its fifth bit) of a file block's 32
+// elements, in order: what the packers (packed_layouts.h, packed_avx512.cpp) rearrange.
+// 4-bit: Q4_0, Q4_1, IQ4_NL; 5-bit: Q5_0, Q5_1 (the same quants and bits, beside other scales).
+// (nibble_codes: the 16 bytes of any 32-value run in that layout, IQ4_XS's sub-blocks too.)
+inline void nibble_codes(const uint8_t* qs, uint8_t* c) {
+  for (int j = 0; j < 16; ++j) c[j] = qs[j] & 0xF, c[j + 16] = qs[j] >> 4;
 }
-inline void file_codes_q5_0(const BlockQ5_0& x, uint8_t* c) {
+template <class Block>
+inline void file_codes_4bit(const Block& x, uint8_t* c) {
+  nibble_codes(x.qs, c);
+}
+template <class Block>
+inline void file_codes_5bit(const Block& x, uint8_t* c) {
   uint32_t qh;
   std::memcpy(&qh, x.qh, 4);
-  for (int j = 0; j < 16; ++j) c[j] = x.qs[j] & 0xF, c[j + 16] = x.qs[j] >> 4;
+  file_codes_4bit(x, c);
   for (int j = 0; j < kQK; ++j) c[j] |= uint8_t((qh >> j) & 1) << 4;
 }
+
+// Q4_1/Q5_1's min term needs the activation block's total: llama.cpp's Q8_1 activations carry
+// s = d * sum(a) in f16, so it is formed from the Q8_0 block's scale and sum, rounded the same
+// way (round to nearest even, as F16C's conversion), wherever a product uses it.
+inline float q8_block_total(const ActQ8_0& a) {
+  return f16_to_f32(f32_to_f16(a.d * static_cast<float>(a.sum)));
+}
+
+// Packed blocks (packed_layouts.h, packed_avx512.cpp) of the types with a min term (Q4_1,
+// Q5_1: value = d q + m).
+template <class Block>
+constexpr bool kHasMin = requires(const Block& b) {
+  b.m;
+};
 
 // Sets b.sum from b.qs (every Q8_0 quantizer ends with it).
 inline void q8_0_set_sum(ActQ8_0& b) {
