@@ -208,6 +208,48 @@ TEST(matmul_grouped_equals_separate_products) {
   });
 }
 
+// The MoE layout (model/moe_ffn.cpp): every input a slice of one gathered matrix, in order,
+// slices starting anywhere (not on a multiple of 8 rows), an expert's gate and up over the
+// same slice, an expert with no rows, one with more than 64.
+TEST(matmul_grouped_over_slices_of_one_matrix) {
+  std::mt19937 rng(10);
+  const int cols = 512, total = 3 + 10 + 71 + 1;
+  const int first[7] = {0, 0, 3, 3, 13, 13, 84}, ns[7] = {3, 3, 10, 10, 71, 0, 1};
+  for_each_backend([&](Backend& be, const std::string& name) {
+    for (GgmlType t : {GgmlType::Q8_0, GgmlType::Q4_K, GgmlType::IQ4_XS, GgmlType::Q4_1}) {
+      auto x = to_backend(be, randn(size_t(total) * cols, rng));
+      std::vector<std::vector<uint8_t>> bytes;
+      std::vector<ResidentWeight> ws;
+      std::vector<Tensor<float>> y, y_sep;
+      const WeightView* wp[7];
+      DevicePtr<const float> xp[7];
+      DevicePtr<float> yp[7];
+      for (int j = 0; j < 7; ++j) {
+        const int rows = 32 + 16 * (j % 3);
+        bytes.push_back(random_weights(t, rows, cols, rng));
+        ws.push_back(be.load_weight({t, bytes.back().data(), rows, cols, ggml_row_bytes(t, cols)},
+                                    Backend::WeightUse::Products));
+      }
+      for (int j = 0; j < 7; ++j) {
+        const int rows = int(ws[j].view.rows);
+        y.push_back(to_backend(be, std::vector<float>(size_t(std::max(ns[j], 1)) * rows)));
+        y_sep.push_back(to_backend(be, std::vector<float>(size_t(std::max(ns[j], 1)) * rows)));
+        wp[j] = &ws[j].view;
+        xp[j] = x.ptr() + size_t(first[j]) * cols;
+        yp[j] = y[j].ptr();
+        if (ns[j] > 0) be.matmul(ws[j].view, xp[j], ns[j], y_sep[j].ptr());
+      }
+      be.matmul_grouped(wp, xp, ns, yp, 7);
+      for (int j = 0; j < 7; ++j) {
+        if (to_host(be, y[j]) != to_host(be, y_sep[j])) {
+          throw lftest::FailTest{name + " " + tname(t) + ": matmul_grouped over slices, weight " +
+                                 std::to_string(j) + " differs from its own matmul"};
+        }
+      }
+    }
+  });
+}
+
 TEST(get_rows_every_type_against_reference) {
   auto ref = reference_backend();
   std::mt19937 rng(5);

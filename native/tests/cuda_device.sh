@@ -4,7 +4,7 @@
 # them here when that is absent (cmake + nvcc, sm_90 only). Logs go to $OUT (or /tmp/lf-out).
 #
 #   bash native/tests/cuda_device.sh [test] [models] [arches] [types] [typebench] [graphs]
-#                                    [graphbench] [bench] [bench7b]
+#                                    [graphbench] [moe] [bench] [bench7b]
 set -u
 OUT=${OUT:-/tmp/lf-out}
 mkdir -p "$OUT"
@@ -161,6 +161,27 @@ for phase in $phases; do
         step 90 "lf_bench 0.5B Q8_0 graphs=$g" env LEAPFROG_CUDA_GRAPHS=$g ./lf_bench $M/0.5b-q8.gguf \
           --backend cuda --sections tg,batch --batches 1,16 --tg 64 --ctx-tokens 512 --reps 3
       done
+      ;;
+    moe)
+      # The mixture of experts on the GPU: grouped products over slices of the gathered rows
+      # against one product per expert, whole MoE models against the CPU, and the batched
+      # passes of the 30B-A3B shape (8 of 48 layers).
+      step 60 "backend_ops_test (grouped products)" ./backend_ops_test matmul_grouped
+      if [ -f "$ROOT/.devcarry/planted.so.xz" ]; then  # a build with a planted bug must fail
+        mkdir -p /tmp/lf-planted && cp ./backend_ops_test /tmp/lf-planted/ &&
+          xz -dc "$ROOT/.devcarry/planted.so.xz" > /tmp/lf-planted/libleapfrog_cuda.so
+        step 60 "backend_ops_test with the planted bug (must fail)" /tmp/lf-planted/backend_ops_test matmul_grouped_over
+      fi
+      MOE_MODELS=""
+      for q in Q4_K_M Q8_0; do
+        f=$M/tiny-moe-$q.gguf
+        [ -f "$f" ] || step 30 "write tiny-moe $q" ./lf_randmodel "$f" --shape tiny-moe --quant $q --vocab 3000
+        MOE_MODELS="$MOE_MODELS:$f"
+      done
+      step 60 "write 30b-a3b Q4_K_M (2 layers)" ./lf_randmodel $M/moe-2l.gguf --shape 30b-a3b --quant Q4_K_M --layers 2 --vocab 32000
+      step 300 "cuda_model_test (moe)" env LEAPFROG_CUDA_MODELS="${MOE_MODELS#:}:$M/moe-2l.gguf" ./cuda_model_test
+      [ -f $M/moe-8l.gguf ] || step 200 "write 30b-a3b Q4_K_M (8 layers)" ./lf_randmodel $M/moe-8l.gguf --shape 30b-a3b --quant Q4_K_M --layers 8
+      step 120 "lf_bench moe-8l cuda" ./lf_bench $M/moe-8l.gguf --backend cuda --sections tg,batch --batches 1,16,32 --tg 64 --ctx-tokens 1024 --reps 3
       ;;
     graphbench)
       # Decode and verification passes with and without CUDA graphs: 1.5B and 7B Q4_K_M.

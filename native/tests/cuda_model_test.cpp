@@ -188,6 +188,7 @@ TEST(cuda_graph_replays_equal_plain_launches) {
   std::shared_ptr<Backend> plain = create_cuda_backend();
   unsetenv("LEAPFROG_CUDA_GRAPHS");
   std::shared_ptr<Backend> graphed = create_cuda_backend();
+  uint64_t replays_before = 0;
   for (const std::string& path : paths) {
     auto mp = Model::load(path, plain);
     auto mg = Model::load(path, graphed);
@@ -224,13 +225,24 @@ TEST(cuda_graph_replays_equal_plain_launches) {
         sg.truncate(sg.n_past() - 3);
       }
     }
-    uint64_t replays = 0;
+    uint64_t replays = 0, interrupted = 0;
     for (const auto& [name, value] : graphed->counters()) {
       if (name == "graph_replays") replays = value;
+      if (name == "passes_interrupted") interrupted = value;
     }
-    std::printf("# %s: %d passes bit-identical with and without graphs (%llu replays so far)\n",
-                path.c_str(), compared, static_cast<unsigned long long>(replays));
-    CHECK(replays > 40);
+    std::printf(
+        "# %s: %d passes bit-identical with and without graphs (%llu replays, %llu passes "
+        "interrupted so far)\n",
+        path.c_str(), compared, static_cast<unsigned long long>(replays),
+        static_cast<unsigned long long>(interrupted));
+    // A mixture of experts downloads its routing mid-pass: such passes run as plain launches
+    // (interrupted), every other model's passes replay.
+    if (mg->hparams().moe()) {
+      CHECK(interrupted > 40);
+    } else {
+      CHECK(replays_before + 40 < replays);
+    }
+    replays_before = replays;
   }
 }
 

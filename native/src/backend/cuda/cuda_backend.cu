@@ -19,6 +19,8 @@
 #include <thread>
 #include <type_traits>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "backend/backend.h"
 #include "backend/cuda/cuda_abi.h"
@@ -319,19 +321,84 @@ class CudaBackend final : public Backend {
       return;
     }
     // Quantize the activations once for all weights (same inputs, same format).
-    const int64_t groups = (w0.cols + kGroupK - 1) / kGroupK;
+    const ActQ8 act = record_quantize(xp, n, w0.cols, kquant_acts(k0));
+    record_mmq(ws, ys, count, act, groups_of(w0.cols), 0, n);
+  }
+
+  // The used experts of a MoE layer (model/moe_ffn.cpp): their inputs are slices of one
+  // gathered matrix, quantized here in one launch; each expert's products then read their
+  // rows from it (rows starting anywhere in a tile of 8: mmq stores from `first_token` on),
+  // and an expert's gate and up share a launch. Per row the arithmetic is matmul's, so the
+  // results are bit-identical to one matmul per expert. The MoE pass is launch-bound (~80
+  // experts a layer at 16 rows): this halves its launches.
+  void matmul_grouped(const WeightView* const* ws, const DevicePtr<const float>* xs, const int* ns,
+                      const DevicePtr<float>* ys, int count) override {
+    if (count <= 0) return;
+    const int64_t cols = ws[0]->cols;
+    const QKind k0 = qkind_of(ws[0]->type);
+    bool one_matrix = k0 != QKind::None;
+    const float* base = nullptr;
+    for (int j = 0; j < count; ++j) {
+      const QKind kj = qkind_of(ws[j]->type);
+      one_matrix = one_matrix && kj != QKind::None && ws[j]->cols == cols &&
+                   kquant_acts(kj) == kquant_acts(k0);
+      if (ns[j] > 0 && (!base || xs[j].get() < base)) base = xs[j].get();
+    }
+    if (!base) return;  // no rows at all
+    // The inputs must tile one range of rows exactly (sorted, each starting where the one
+    // before ends; an input given twice, like gate's and up's, counts once): then every row
+    // quantized below is one of the inputs' own, whatever memory lies between buffers.
+    thread_local std::vector<std::pair<std::ptrdiff_t, int>> spans;
+    spans.clear();
+    for (int j = 0; j < count && one_matrix; ++j) {
+      if (ns[j] > 0) spans.emplace_back(xs[j].get() - base, ns[j]);
+    }
+    std::sort(spans.begin(), spans.end());
+    spans.erase(std::unique(spans.begin(), spans.end()), spans.end());
+    int64_t rows = 0;
+    for (const auto& [at, n] : spans) {
+      if (at != rows * cols) one_matrix = false;
+      rows += n;
+    }
+    if (!one_matrix || rows > (int64_t(1) << 20)) {
+      Backend::matmul_grouped(ws, xs, ns, ys, count);
+      return;
+    }
+    const ActQ8 act = record_quantize(base, int(rows), cols, kquant_acts(k0));
+    for (int j = 0; j < count;) {
+      int m = 1;  // weights over the same rows (an expert's gate and up) go together
+      while (j + m < count && m < 3 && xs[j + m].get() == xs[j].get() && ns[j + m] == ns[j]) ++m;
+      if (ns[j] > 0) {
+        const int first = int((xs[j].get() - base) / cols);
+        record_mmq(ws + j, ys + j, m, act, groups_of(cols), first, ns[j]);
+      }
+      j += m;
+    }
+  }
+
+  static int64_t groups_of(int64_t cols) { return (cols + kGroupK - 1) / kGroupK; }
+
+  // The int8 activations of n rows of x (ActQ8) in this thread's scratch.
+  ActQ8 record_quantize(const float* xp, int n, int64_t cols, bool kq) {
+    Ctx& c = ctx();
+    Graveyard& gy = c.pass->graveyard();
+    const int64_t groups = groups_of(cols);
     const int tiles = (n + 7) / 8;
     ActQ8 act;
     act.q = static_cast<uint8_t*>(c.act_q.get(ActQ8::q_bytes(tiles, groups), gy));
     act.s = static_cast<uint32_t*>(c.act_s.get(ActQ8::s_bytes(tiles, groups), gy));
-    {
-      const int64_t cols = w0.cols;
-      const bool kq = kquant_acts(k0);
-      c.pass->add({kOpQuantizeAct, word(xp), uint64_t(n), uint64_t(cols), uint64_t(groups),
-                   uint64_t(kq), word(act.q), word(act.s)},
-                  [=](cudaStream_t s) { launch_quantize_act(xp, n, cols, groups, kq, act, s); });
-    }
-    // Weights of one kind and split go out in one launch (at most three); others alone.
+    c.pass->add({kOpQuantizeAct, word(xp), uint64_t(n), uint64_t(cols), uint64_t(groups),
+                 uint64_t(kq), word(act.q), word(act.s)},
+                [=](cudaStream_t s) { launch_quantize_act(xp, n, cols, groups, kq, act, s); });
+    return act;
+  }
+
+  // The products of `count` weights over rows [first, first + n) of quantized activations
+  // `act` (tiles of 8 rows): weights of one kind and split go out in one launch (at most
+  // three), others alone, in launches of at most 64 rows.
+  void record_mmq(const WeightView* const* ws, const DevicePtr<float>* ys, int count, ActQ8 act,
+                  int64_t groups, int first, int n) {
+    Ctx& c = ctx();
     int j = 0;
     while (j < count) {
       std::array<QLayout, 3> L;
@@ -350,13 +417,14 @@ class CudaBackend final : public Backend {
         wp[m] = w.packed;
         ld[m] = size_t(w.rows);
       }
-      for (int i0 = 0; i0 < n; i0 += 64) {
+      for (int i = 0; i < n;) {
+        const int tile = (first + i) / 8, t0 = (first + i) % 8;
+        const int rows_here = std::min(64 - t0, n - i), rows_n = t0 + rows_here;
         ActQ8 part;
-        part.q = act.q + size_t(i0 / 8) * groups * 2048;
-        part.s = act.s + size_t(i0 / 8) * groups * 64;
+        part.q = act.q + size_t(tile) * groups * 2048;
+        part.s = act.s + size_t(tile) * groups * 64;
         std::array<float*, 3> yp{};
-        for (int k = 0; k < m; ++k) yp[k] = ys[j - m + k].get() + size_t(i0) * ld[k];
-        const int rows_n = std::min(64, n - i0);
+        for (int k = 0; k < m; ++k) yp[k] = ys[j - m + k].get() + size_t(i) * ld[k];
         std::array<uint64_t, 12> ids{};
         for (int k = 0; k < m; ++k) {
           ids[4 * k] = (uint64_t(L[k].kind) << 48) ^ uint64_t(L[k].rows);
@@ -364,12 +432,14 @@ class CudaBackend final : public Backend {
           ids[4 * k + 2] = word(wp[k]);
           ids[4 * k + 3] = word(yp[k]) ^ (uint64_t(ld[k]) << 48);
         }
-        c.pass->add(
-            {kOpMmq, uint64_t(m), uint64_t(ks), word(part.q), word(part.s), uint64_t(rows_n)},
-            [=](cudaStream_t s) {
-              launch_mmq_multi(L.data(), wp.data(), m, part, rows_n, yp.data(), ld.data(), ks, s);
-            },
-            ids);
+        c.pass->add({kOpMmq, uint64_t(m), uint64_t(ks), word(part.q), word(part.s),
+                     uint64_t(rows_n), uint64_t(t0)},
+                    [=](cudaStream_t s) {
+                      launch_mmq_multi(L.data(), wp.data(), m, part, rows_n, yp.data(), ld.data(),
+                                       ks, s, t0);
+                    },
+                    ids);
+        i += rows_here;
       }
     }
   }

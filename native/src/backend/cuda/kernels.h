@@ -47,8 +47,12 @@ void launch_mmq(const QLayout& L, const uint8_t* w, ActQ8 act, int n, float* y, 
                 cudaStream_t stream);
 int mmq_k_split(const QLayout& L, int sms);
 // Several weights of one kind with the same inputs and ks in one launch (same results).
+// `first_token`: only tokens [first_token, n) of the activation tiles are stored, token t at
+// row t - first_token of y (the experts' rows of a MoE layer, quantized all at once, start
+// anywhere in a tile; a token's result does not depend on the others in its tile).
 void launch_mmq_multi(const QLayout* L, const uint8_t* const* w, int count, ActQ8 act, int n,
-                      float* const* y, const size_t* ldy, int ks, cudaStream_t stream);
+                      float* const* y, const size_t* ldy, int ks, cudaStream_t stream,
+                      int first_token = 0);
 
 // F32 / F16 / BF16 weights in the file's row-major layout.
 // `x_scratch`: n x cols floats (F16/BF16 activations rounded to the weight's type).

@@ -160,6 +160,7 @@ struct MmqArgs {
   size_t ldy;
   int64_t rows;
   int tiles, groups, n;
+  int t0;  // tokens [t0, n) of the tiles are stored, token t at row t - t0 of y
   int ks;  // input slices (fixed by the weight's shape)
   int kw;  // warps per row tile (ks / KP)
   int rt;  // row tiles per block
@@ -471,12 +472,12 @@ __global__ void __launch_bounds__(256, (NT >= 2 && NT <= 4) ? 2 : 1) mmq_kernel(
     if (kw == 0 && active) {
       const int t0 = T * 8 + 2 * tq, t1 = t0 + 1;
       if (row0 < a.rows) {
-        if (t0 < a.n) a.y[size_t(t0) * a.ldy + row0] = v[0];
-        if (t1 < a.n) a.y[size_t(t1) * a.ldy + row0] = v[1];
+        if (t0 >= a.t0 && t0 < a.n) a.y[size_t(t0 - a.t0) * a.ldy + row0] = v[0];
+        if (t1 >= a.t0 && t1 < a.n) a.y[size_t(t1 - a.t0) * a.ldy + row0] = v[1];
       }
       if (row1 < a.rows) {
-        if (t0 < a.n) a.y[size_t(t0) * a.ldy + row1] = v[2];
-        if (t1 < a.n) a.y[size_t(t1) * a.ldy + row1] = v[3];
+        if (t0 >= a.t0 && t0 < a.n) a.y[size_t(t0 - a.t0) * a.ldy + row1] = v[2];
+        if (t1 >= a.t0 && t1 < a.n) a.y[size_t(t1 - a.t0) * a.ldy + row1] = v[3];
       }
     }
   }
@@ -686,8 +687,10 @@ int mmq_k_split(const QLayout& L, int sms) {
 }
 
 void launch_mmq_multi(const QLayout* L, const uint8_t* const* w, int count, ActQ8 act, int n,
-                      float* const* y, const size_t* ldy, int ks, cudaStream_t stream) {
+                      float* const* y, const size_t* ldy, int ks, cudaStream_t stream,
+                      int first_token) {
   if (n < 1 || n > 64) throw std::invalid_argument("mmq: 1..64 tokens per launch");
+  if (first_token < 0 || first_token >= n) throw std::invalid_argument("mmq: first token past n");
   if (count < 1 || count > 3) throw std::invalid_argument("mmq: 1..3 weights per launch");
   const int nt = (n + 7) / 8;
   // One slice per warp; several row tiles per block as the tokens grow (they share the
@@ -717,6 +720,7 @@ void launch_mmq_multi(const QLayout* L, const uint8_t* const* w, int count, ActQ
     a.tiles = static_cast<int>(L[j].tiles);
     a.groups = static_cast<int>(L[j].groups);
     a.n = n;
+    a.t0 = first_token;
     a.ks = ks;
     a.kw = kw;
     a.rt = rt;
