@@ -432,13 +432,14 @@ class CudaBackend final : public Backend {
           ids[4 * k + 2] = word(wp[k]);
           ids[4 * k + 3] = word(yp[k]) ^ (uint64_t(ld[k]) << 48);
         }
-        c.pass->add({kOpMmq, uint64_t(m), uint64_t(ks), word(part.q), word(part.s),
-                     uint64_t(rows_n), uint64_t(t0)},
-                    [=](cudaStream_t s) {
-                      launch_mmq_multi(L.data(), wp.data(), m, part, rows_n, yp.data(), ld.data(),
-                                       ks, s, t0);
-                    },
-                    ids);
+        c.pass->add(
+            {kOpMmq, uint64_t(m), uint64_t(ks), word(part.q), word(part.s), uint64_t(rows_n),
+             uint64_t(t0)},
+            [=](cudaStream_t s) {
+              launch_mmq_multi(L.data(), wp.data(), m, part, rows_n, yp.data(), ld.data(), ks, s,
+                               t0);
+            },
+            ids);
         i += rows_here;
       }
     }
