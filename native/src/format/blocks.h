@@ -3,6 +3,14 @@
 #pragma once
 #include <cstdint>
 
+// The format's helpers compile for a GPU too where a CUDA compiler reads this header (the
+// CUDA backend's layout code unpacks scales with these same functions).
+#ifdef __CUDACC__
+#define LF_FORMAT_FN __host__ __device__ inline
+#else
+#define LF_FORMAT_FN inline
+#endif
+
 namespace leapfrog::format {
 
 constexpr int kQK = 32;     // weights per Q8_0 / Q4_0 block
@@ -118,7 +126,7 @@ static_assert(sizeof(BlockQ6_K) == 210);
 // The j-th (0..7) 6-bit scale and min of a Q4_K/Q5_K super-block. Bytes 0..3 hold scales
 // 0..3 in their low 6 bits, bytes 4..7 mins 0..3; scales/mins 4..7 keep their low 4 bits in
 // bytes 8..11 and their top 2 bits in the spare top bits of bytes 0..7.
-inline void scale_min_k4(int j, const uint8_t* q, uint8_t& sc, uint8_t& m) {
+LF_FORMAT_FN void scale_min_k4(int j, const uint8_t* q, uint8_t& sc, uint8_t& m) {
   if (j < 4) {
     sc = q[j] & 63;
     m = q[j + 4] & 63;
@@ -131,7 +139,7 @@ inline void scale_min_k4(int j, const uint8_t* q, uint8_t& sc, uint8_t& m) {
 // The 16 six-bit scales of a Q3_K super-block, still offset by 32: bytes 0..7 hold the low
 // 4 bits of scales 0..7 (low nibble) and 8..15 (high nibble); bytes 8..11 the top 2 bits,
 // scale j's in bits 2 (j / 4) .. +1 of byte 8 + j % 4.
-inline void q3k_scales(const uint8_t* q, int8_t out[16]) {
+LF_FORMAT_FN void q3k_scales(const uint8_t* q, int8_t out[16]) {
   for (int j = 0; j < 16; ++j) {
     const int low = j < 8 ? q[j] & 0xF : q[j - 8] >> 4;
     const int high = (q[8 + j % 4] >> (2 * (j / 4))) & 3;
@@ -140,7 +148,7 @@ inline void q3k_scales(const uint8_t* q, int8_t out[16]) {
 }
 
 // The j-th (0..7) 6-bit scale of an IQ4_XS super-block, offset by 32.
-inline int iq4xs_scale(const BlockIQ4_XS& b, int j) {
+LF_FORMAT_FN int iq4xs_scale(const BlockIQ4_XS& b, int j) {
   const int low = (b.scales_l[j / 2] >> (4 * (j % 2))) & 0xF;
   const int high = (b.scales_h >> (2 * j)) & 3;
   return (low | (high << 4)) - 32;

@@ -25,7 +25,7 @@ const Kernels* kernels_avx_vnni() {
   static const Kernels k = [] {
     Kernels t = *kernels_avx2();
     t.isa = Isa::AvxVnni;
-    set_packed_products<AvxVnniStep>(t);
+    set_packed_8row<PackedTile<AvxVnniStep>>(t);
     return t;
   }();
   return &k;

@@ -23,20 +23,6 @@ struct MaddStep {
 
 }  // namespace
 
-void install_packed(Kernels& t) {
-  t.packed[kernel_slot(GgmlType::Q8_0)] = {kRows, pack_q8_0x8, nullptr};
-  t.packed[kernel_slot(GgmlType::Q4_0)] = {
-      kRows, pack_nibble_type<BlockQ4_0, BlockQ4_0x8, file_codes_4bit>, nullptr};
-  t.packed[kernel_slot(GgmlType::Q5_0)] = {
-      kRows, pack_nibble_type<BlockQ5_0, BlockQ5_0x8, file_codes_5bit>, nullptr};
-  t.packed[kernel_slot(GgmlType::Q4_1)] = {
-      kRows, pack_nibble_type<BlockQ4_1, BlockQ4_1x8, file_codes_4bit>, nullptr};
-  t.packed[kernel_slot(GgmlType::Q5_1)] = {
-      kRows, pack_nibble_type<BlockQ5_1, BlockQ5_1x8, file_codes_5bit>, nullptr};
-  t.packed[kernel_slot(GgmlType::IQ4_NL)] = {
-      kRows, pack_nibble_type<BlockIQ4_NL, BlockIQ4_NLx8, file_codes_4bit>, nullptr};
-  t.packed[kernel_slot(GgmlType::IQ4_XS)] = {kRows, pack_iq4_xs8, nullptr, iq4_xs8_group_bytes};
-  set_packed_products<MaddStep>(t);
-}
+void install_packed(Kernels& t) { set_packed_8row<PackedTile<MaddStep>>(t); }
 
 }  // namespace leapfrog::cpu::avx2

@@ -27,6 +27,14 @@ inline __m512i dpbusd_bcast(__m512i acc, __m512i w, const int8_t* a) {
   return acc;
 }
 
+// acc += the int16 pairs of w times the pair at p, broadcast from memory (the same reason).
+inline __m512i dpwssd_bcast(__m512i acc, __m512i w, const int16_t* p) {
+  asm("vpdpwssd %2%{1to16%}, %1, %0"
+      : "+v"(acc)
+      : "v"(w), "m"(*reinterpret_cast<const int32_t*>(p)));
+  return acc;
+}
+
 inline __m512 f16x16(const uint16_t* p) {
   return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
 }

@@ -196,19 +196,6 @@ struct PackedTile {
   }
 };
 
-// Sets the packed products of Q8_0, Q4_0, Q5_0, Q4_1, Q5_1, IQ4_NL and IQ4_XS in t (their packing
-// is set by avx2::install_packed) to the tile with Step as its int8 step.
-template <class Step>
-void set_packed_products(Kernels& t) {
-  t.packed[kernel_slot(GgmlType::Q8_0)].gemm = walk_packed<PackedTile<Step>, BlockQ8_0x8>;
-  t.packed[kernel_slot(GgmlType::Q4_0)].gemm = walk_packed<PackedTile<Step>, BlockQ4_0x8>;
-  t.packed[kernel_slot(GgmlType::Q5_0)].gemm = walk_packed<PackedTile<Step>, BlockQ5_0x8>;
-  t.packed[kernel_slot(GgmlType::Q4_1)].gemm = walk_packed<PackedTile<Step>, BlockQ4_1x8>;
-  t.packed[kernel_slot(GgmlType::Q5_1)].gemm = walk_packed<PackedTile<Step>, BlockQ5_1x8>;
-  t.packed[kernel_slot(GgmlType::IQ4_NL)].gemm = walk_packed<PackedTile<Step>, BlockIQ4_NLx8>;
-  t.packed[kernel_slot(GgmlType::IQ4_XS)].gemm = walk_packed<PackedTile<Step>, BlockIQ4_XSx8>;
-}
-
 }  // namespace
 
 }  // namespace leapfrog::cpu::packed

@@ -33,14 +33,6 @@ namespace leapfrog::cpu {
 
 namespace {
 
-// acc += the int16 pairs of w times the pair at p, broadcast from memory.
-inline __m512i dpwssd_bcast(__m512i acc, __m512i w, const int16_t* p) {
-  asm("vpdpwssd %2%{1to16%}, %1, %0"
-      : "+v"(acc)
-      : "v"(w), "m"(*reinterpret_cast<const int32_t*>(p)));
-  return acc;
-}
-
 inline __m512i bytes_to_lanes(const uint8_t* p) {
   return _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
 }

@@ -23,6 +23,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include "backend/cpu/kernels.h"
 #include "backend/cpu/quant_blocks.h"
 
 namespace leapfrog::cpu::packed {
@@ -217,6 +218,27 @@ void walk_packed(const uint8_t* w, size_t ws, int64_t rows, const uint8_t* a, si
         std::memcpy(y + (i0 + i) * ldy + r, acc + i * kRows, kRows * sizeof(float));
     }
   }
+}
+
+// The 8-row layouts in t, every instruction set's (AVX2, AVX-VNNI, NEON): how each type is
+// packed, and its products as walk_packed over Tile (that instruction set's tiles:
+// Tile::run<C, Block>).
+template <class Tile>
+void set_packed_8row(Kernels& t) {
+  const auto set = [&](GgmlType type, Kernels::Packed p) { t.packed[kernel_slot(type)] = p; };
+  set(GgmlType::Q8_0, {kRows, pack_q8_0x8, walk_packed<Tile, BlockQ8_0x8>});
+  set(GgmlType::Q4_0, {kRows, pack_nibble_type<BlockQ4_0, BlockQ4_0x8, file_codes_4bit>,
+                       walk_packed<Tile, BlockQ4_0x8>});
+  set(GgmlType::Q5_0, {kRows, pack_nibble_type<BlockQ5_0, BlockQ5_0x8, file_codes_5bit>,
+                       walk_packed<Tile, BlockQ5_0x8>});
+  set(GgmlType::Q4_1, {kRows, pack_nibble_type<BlockQ4_1, BlockQ4_1x8, file_codes_4bit>,
+                       walk_packed<Tile, BlockQ4_1x8>});
+  set(GgmlType::Q5_1, {kRows, pack_nibble_type<BlockQ5_1, BlockQ5_1x8, file_codes_5bit>,
+                       walk_packed<Tile, BlockQ5_1x8>});
+  set(GgmlType::IQ4_NL, {kRows, pack_nibble_type<BlockIQ4_NL, BlockIQ4_NLx8, file_codes_4bit>,
+                         walk_packed<Tile, BlockIQ4_NLx8>});
+  set(GgmlType::IQ4_XS,
+      {kRows, pack_iq4_xs8, walk_packed<Tile, BlockIQ4_XSx8>, iq4_xs8_group_bytes});
 }
 
 }  // namespace

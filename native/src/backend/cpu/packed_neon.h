@@ -198,29 +198,11 @@ struct NeonTile {
   }
 };
 
-// Sets the packed layouts and products of the 8-row types in t: the walk the x86 tables take
-// (packed_layouts.h) over NEON tiles.
+// Sets the packed layouts and products of the 8-row types in t: the x86 tables' layouts and
+// walk (packed_layouts.h) over NEON tiles.
 template <class I8>
 void set_packed_neon(Kernels& t) {
-  t.packed[kernel_slot(GgmlType::Q8_0)] = {kRows, pack_q8_0x8,
-                                           walk_packed<NeonTile<I8>, BlockQ8_0x8>};
-  t.packed[kernel_slot(GgmlType::Q4_0)] = {
-      kRows, pack_nibble_type<BlockQ4_0, BlockQ4_0x8, file_codes_4bit>,
-      walk_packed<NeonTile<I8>, BlockQ4_0x8>};
-  t.packed[kernel_slot(GgmlType::Q5_0)] = {
-      kRows, pack_nibble_type<BlockQ5_0, BlockQ5_0x8, file_codes_5bit>,
-      walk_packed<NeonTile<I8>, BlockQ5_0x8>};
-  t.packed[kernel_slot(GgmlType::Q4_1)] = {
-      kRows, pack_nibble_type<BlockQ4_1, BlockQ4_1x8, file_codes_4bit>,
-      walk_packed<NeonTile<I8>, BlockQ4_1x8>};
-  t.packed[kernel_slot(GgmlType::Q5_1)] = {
-      kRows, pack_nibble_type<BlockQ5_1, BlockQ5_1x8, file_codes_5bit>,
-      walk_packed<NeonTile<I8>, BlockQ5_1x8>};
-  t.packed[kernel_slot(GgmlType::IQ4_NL)] = {
-      kRows, pack_nibble_type<BlockIQ4_NL, BlockIQ4_NLx8, file_codes_4bit>,
-      walk_packed<NeonTile<I8>, BlockIQ4_NLx8>};
-  t.packed[kernel_slot(GgmlType::IQ4_XS)] = {
-      kRows, pack_iq4_xs8, walk_packed<NeonTile<I8>, BlockIQ4_XSx8>, iq4_xs8_group_bytes};
+  set_packed_8row<NeonTile<I8>>(t);
 }
 
 }  // namespace

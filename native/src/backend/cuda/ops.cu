@@ -14,16 +14,6 @@ namespace leapfrog::cuda {
 
 namespace {
 
-__device__ __forceinline__ void k4_scale_min(const uint8_t* q, int j, int& sc, int& m) {
-  if (j < 4) {
-    sc = q[j] & 63;
-    m = q[j + 4] & 63;
-  } else {
-    sc = (q[j + 4] & 0xF) | ((q[j - 4] >> 6) << 4);
-    m = (q[j + 4] >> 4) | ((q[j] >> 6) << 4);
-  }
-}
-
 // Value of input k of a file row, as format/dequant.cpp computes it.
 __device__ float dequant_at(GgmlType t, const uint8_t* row, int64_t k) {
   const int j = static_cast<int>(k % 32);
@@ -51,8 +41,8 @@ __device__ float dequant_at(GgmlType t, const uint8_t* row, int64_t k) {
       const bool q5 = t == GgmlType::Q5_K;
       const uint8_t* b = row + (k / 256) * (q5 ? 176 : 144);
       const int s = static_cast<int>(k % 256) / 32;
-      int sc, m;
-      k4_scale_min(b + 4, s, sc, m);
+      uint8_t sc, m;
+      format::scale_min_k4(s, b + 4, sc, m);
       const float d0 = __fmul_rn(f16f(load_le16(b)), static_cast<float>(sc));
       const float min0 = __fmul_rn(f16f(load_le16(b + 2)), static_cast<float>(m));
       const int q = code_at(q5 ? QKind::Q5_K : QKind::Q4_K, row, k);

@@ -327,27 +327,17 @@ LF_HD void scale_bytes(QKind kind, const uint8_t* row, int64_t cols, int64_t g, 
       break;
     }
     case QKind::Q3_K: {
-      // format::q3k_scales, written out so the device can run it.
-      const uint8_t* q = row + g * 110 + 96;
-      for (int j = 0; j < 16; ++j) {
-        const int low = j < 8 ? q[j] & 0xF : q[j - 8] >> 4;
-        const int high = (q[8 + j % 4] >> (2 * (j / 4))) & 3;
-        sc[j] = static_cast<uint8_t>((low | (high << 4)) - 32);
-      }
+      format::q3k_scales(row + g * 110 + 96, reinterpret_cast<int8_t*>(sc));
       d[0] = row[g * 110 + 108];
       d[1] = row[g * 110 + 109];
       break;
     }
     case QKind::IQ4_XS: {
-      // format::iq4xs_scale, written out so the device can run it.
       const uint8_t* b = row + g * 136;
+      const auto& blk = *reinterpret_cast<const format::BlockIQ4_XS*>(b);
       sc[0] = b[0];
       sc[1] = b[1];
-      const uint32_t high = load_le16(b + 2);
-      for (int j = 0; j < 8; ++j) {
-        const int low = (b[4 + j / 2] >> (4 * (j % 2))) & 0xF;
-        sc[2 + j] = static_cast<uint8_t>((low | (((high >> (2 * j)) & 3) << 4)) - 32);
-      }
+      for (int j = 0; j < 8; ++j) sc[2 + j] = static_cast<uint8_t>(format::iq4xs_scale(blk, j));
       break;
     }
     default:
