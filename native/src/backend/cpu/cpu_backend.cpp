@@ -426,10 +426,17 @@ void CpuBackend::swiglu(DevicePtr<float> gate_d, DevicePtr<const float> up_d, in
   float* gate = gate_d.get();
   const float* up = up_d.get();
   const size_t count = static_cast<size_t>(n) * dim;
-  for (size_t i = 0; i < count; ++i) {
-    const float g = gate[i];
-    gate[i] = g / (1.0f + std::exp(-g)) * up[i];
-  }
+  // On the pool: an exp per element is ~8 % of a 16-token pass of a 1.5B on one thread (perf),
+  // and every element's result is the same whichever thread computes it.
+  constexpr size_t kChunk = 4096;
+  const int chunks = static_cast<int>((count + kChunk - 1) / kChunk);
+  pool_.run_sized(chunks, double(count) * 16, [&](int c, int) {
+    const size_t end = std::min(count, (c + 1) * kChunk);
+    for (size_t i = c * kChunk; i < end; ++i) {
+      const float g = gate[i];
+      gate[i] = g / (1.0f + std::exp(-g)) * up[i];
+    }
+  });
 }
 
 void CpuBackend::add_bias(DevicePtr<float> x_d, DevicePtr<const float> b_d, int n, int dim) {

@@ -18,8 +18,9 @@
 // and the file-layout kernels sum the same integers in another float order).
 //
 // Batches walk each group's inputs in chunks of a few super-blocks, the activation rows 16, 8,
-// 4, 2, 1 at a time per chunk, so the weights come from memory once whatever n is; the float
-// accumulators live in a contiguous scratch (see gemm16 in packed_avx512.cpp for why).
+// 4, 2, 1 at a time per chunk (rearranged once per product into tiles: kquant_tiles), so the
+// weights come from memory once whatever n is; the float accumulators live in a contiguous
+// scratch (see gemm16 in packed_avx512.cpp for why).
 #include <immintrin.h>
 
 #include <algorithm>
@@ -35,6 +36,75 @@ namespace {
 
 inline __m512i bytes_to_lanes(const uint8_t* p) {
   return _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+}
+
+// ---- the activations ------------------------------------------------------------------
+//
+// The tiles read activation rows through one of two views. RowActs: the Q8_K rows as
+// quantize[] wrote them (row c at a + c * as): one-row products. TileActs<W>: W rows rearranged
+// once per product by kquant_tiles() (below), which products of n > 1 rows read: there one
+// pointer reaches every row of a super-block at fixed offsets, so a tile of 16 rows keeps its
+// addresses in registers (with 16 row pointers GCC spills them and reloads them for every
+// quad: measured in perf on a 16-token pass of a 1.5B Q4_K_M, as packed_avx512.cpp found for
+// Q8_0). Both give each (row, super-block) the same numbers, so the tiles' results do not
+// depend on the view.
+struct RowActs {
+  const uint8_t* a;
+  size_t as;
+  const ActQ8_K& row(int c, int64_t b) const {
+    return reinterpret_cast<const ActQ8_K*>(a + c * as)[b];
+  }
+  // The 4 quants of row c at inputs i..i+3 (i a multiple of 4) of super-block b.
+  const int8_t* quad(int c, int64_t b, int i) const { return row(c, b).qs + i; }
+  const int16_t* bsums(int c, int64_t b) const { return row(c, b).bsums; }
+  float d(int c, int64_t b) const { return row(c, b).d; }
+};
+
+// Per group of W rows and super-block b, at W * kTileRowBytes * b from the group's start: the
+// W rows' 16 bsums (32 bytes a row), their W scales, then slice s (inputs 4s..4s+3) of row c at
+// 4 (s W + c). The groups of a product are 16 rows each, then one each of 8, 4, 2 and 1 as the
+// remainder needs (kquant_groups), laid out one after another: the group holding row r starts
+// at r * nb * kTileRowBytes.
+constexpr size_t kTileRowBytes = 32 + 4 + kQK_K;
+template <int W>
+struct TileActs {
+  const uint8_t* t;
+  const uint8_t* at(int64_t b) const { return t + size_t(b) * W * kTileRowBytes; }
+  const int8_t* quad(int c, int64_t b, int i) const {
+    return reinterpret_cast<const int8_t*>(at(b) + 36 * W + 4 * ((i / 4) * W + c));
+  }
+  const int16_t* bsums(int c, int64_t b) const {
+    return reinterpret_cast<const int16_t*>(at(b) + 32 * c);
+  }
+  float d(int c, int64_t b) const { return reinterpret_cast<const float*>(at(b) + 32 * W)[c]; }
+};
+
+// The width of the group that starts at row i of m rows: 16 while 16 remain, then 8, 4, 2, 1.
+inline int kquant_group_width(int left) {
+  return left >= 16 ? 16 : left >= 8 ? 8 : left >= 4 ? 4 : left >= 2 ? 2 : 1;
+}
+
+size_t kquant_tiles_bytes(int n, int64_t cols) {
+  return size_t(n) * size_t(cols / kQK_K) * kTileRowBytes;
+}
+
+void kquant_tiles(const uint8_t* a, size_t as, int n, int64_t cols, uint8_t* dst) {
+  const int64_t nb = cols / kQK_K;
+  for (int g0 = 0; g0 < n;) {
+    const int w = kquant_group_width(n - g0);
+    uint8_t* grp = dst + size_t(g0) * nb * kTileRowBytes;
+    for (int64_t b = 0; b < nb; ++b) {
+      uint8_t* blk = grp + size_t(b) * w * kTileRowBytes;
+      for (int c = 0; c < w; ++c) {
+        const ActQ8_K& x = reinterpret_cast<const ActQ8_K*>(a + (g0 + c) * as)[b];
+        std::memcpy(blk + 32 * c, x.bsums, 32);
+        std::memcpy(blk + 32 * w + 4 * c, &x.d, 4);
+        for (int sl = 0; sl < kQK_K / 4; ++sl)
+          std::memcpy(blk + 36 * w + 4 * (sl * w + c), x.qs + 4 * sl, 4);
+      }
+    }
+    g0 += w;
+  }
 }
 
 // Fetch part k (of 16) of the super-block group `ahead` groups past b into L1: the weights
@@ -84,10 +154,9 @@ void pack_q4_k16(const uint8_t* w, size_t ws, int64_t cols, uint8_t* dst) {
 
 // 16 packed rows x C activation rows over super-blocks [b0, b1), the float sums in acc (16
 // floats per activation row; zeroed by the walk before the first chunk).
-template <int C>
-void tile_q4_k(const BlockQ4_Kx16* x, const uint8_t* a, size_t as, float* acc, int64_t b0,
-               int64_t b1, int64_t ahead) {
-  const auto act = [&](int c) { return reinterpret_cast<const ActQ8_K*>(a + c * as); };
+template <int C, class Acts>
+void tile_q4_k(const BlockQ4_Kx16* x, const Acts& A, float* acc, int64_t b0, int64_t b1,
+               int64_t ahead) {
   const __m512i m4 = _mm512_set1_epi8(0xF);
   for (int64_t b = b0; b < b1; ++b) {
     const BlockQ4_Kx16& xb = x[b];
@@ -112,11 +181,10 @@ void tile_q4_k(const BlockQ4_Kx16* x, const uint8_t* a, size_t as, float* acc, i
           const int off = 64 * cc + 32 * nib + 16 * h;
 #pragma GCC unroll 16
           for (int c = 0; c < C; ++c) {
-            const int8_t* q = act(c)[b].qs + off;
-            __m512i p = dpbusd_bcast(_mm512_setzero_si512(), wq[0], q);
-            p = dpbusd_bcast(p, wq[1], q + 4);
-            p = dpbusd_bcast(p, wq[2], q + 8);
-            p = dpbusd_bcast(p, wq[3], q + 12);
+            __m512i p = dpbusd_bcast(_mm512_setzero_si512(), wq[0], A.quad(c, b, off));
+            p = dpbusd_bcast(p, wq[1], A.quad(c, b, off + 4));
+            p = dpbusd_bcast(p, wq[2], A.quad(c, b, off + 8));
+            p = dpbusd_bcast(p, wq[3], A.quad(c, b, off + 12));
             tot[c] = _mm512_dpwssd_epi32(tot[c], p, sc);
           }
         }
@@ -134,9 +202,9 @@ void tile_q4_k(const BlockQ4_Kx16* x, const uint8_t* a, size_t as, float* acc, i
     for (int c = 0; c < C; ++c) {
       __m512i msum = _mm512_setzero_si512();
 #pragma GCC unroll 8
-      for (int j = 0; j < 8; ++j) msum = dpwssd_bcast(msum, mp[j], act(c)[b].bsums + 2 * j);
+      for (int j = 0; j < 8; ++j) msum = dpwssd_bcast(msum, mp[j], A.bsums(c, b) + 2 * j);
       // As llama.cpp orders it: d = d_a * d_w, m = d_a * dmin_w, acc += d * sum - m * msum.
-      const __m512 da = _mm512_set1_ps(act(c)[b].d);
+      const __m512 da = _mm512_set1_ps(A.d(c, b));
       const __m512 t =
           _mm512_fnmadd_ps(_mm512_mul_ps(da, dmin), _mm512_cvtepi32_ps(msum),
                            _mm512_mul_ps(_mm512_mul_ps(da, dw), _mm512_cvtepi32_ps(tot[c])));
@@ -147,10 +215,10 @@ void tile_q4_k(const BlockQ4_Kx16* x, const uint8_t* a, size_t as, float* acc, i
 
 struct Q4K {
   using Block = BlockQ4_Kx16;
-  template <int C>
-  static void tile(const Block* x, const uint8_t* a, size_t as, float* acc, int64_t b0, int64_t b1,
+  template <int C, class Acts>
+  static void tile(const Block* x, const Acts& A, float* acc, int64_t b0, int64_t b1,
                    int64_t ahead) {
-    tile_q4_k<C>(x, a, as, acc, b0, b1, ahead);
+    tile_q4_k<C>(x, A, acc, b0, b1, ahead);
   }
 };
 
@@ -226,10 +294,9 @@ inline void q6_k_slices(const BlockQ6_Kx16& xb, int j, __m512i w[4]) {
   w[3] = _mm512_and_si512(t, m6);
 }
 
-template <int C>
-void tile_q6_k(const BlockQ6_Kx16* x, const uint8_t* a, size_t as, float* acc, int64_t b0,
-               int64_t b1, int64_t ahead) {
-  const auto act = [&](int c) { return reinterpret_cast<const ActQ8_K*>(a + c * as); };
+template <int C, class Acts>
+void tile_q6_k(const BlockQ6_Kx16* x, const Acts& A, float* acc, int64_t b0, int64_t b1,
+               int64_t ahead) {
   for (int64_t b = b0; b < b1; ++b) {
     const BlockQ6_Kx16& xb = x[b];
     const auto pairs = [&](int k) {
@@ -245,7 +312,7 @@ void tile_q6_k(const BlockQ6_Kx16* x, const uint8_t* a, size_t as, float* acc, i
       for (int c = 0; c < C; ++c) {
         __m512i msum = _mm512_setzero_si512();
 #pragma GCC unroll 8
-        for (int k = 0; k < 8; ++k) msum = dpwssd_bcast(msum, sp[k], act(c)[b].bsums + 2 * k);
+        for (int k = 0; k < 8; ++k) msum = dpwssd_bcast(msum, sp[k], A.bsums(c, b) + 2 * k);
         f[c] = _mm512_mul_ps(_mm512_cvtepi32_ps(msum), _mm512_set1_ps(-32.0f));
       }
     }
@@ -260,18 +327,17 @@ void tile_q6_k(const BlockQ6_Kx16* x, const uint8_t* a, size_t as, float* acc, i
       q6_k_slices(xb, j, w);
 #pragma GCC unroll 16
       for (int c = 0; c < C; ++c) {
-        const int8_t* q = act(c)[b].qs + 16 * j;
-        __m512i p = dpbusd_bcast(_mm512_setzero_si512(), w[0], q);
-        p = dpbusd_bcast(p, w[1], q + 4);
-        p = dpbusd_bcast(p, w[2], q + 8);
-        p = dpbusd_bcast(p, w[3], q + 12);
+        __m512i p = dpbusd_bcast(_mm512_setzero_si512(), w[0], A.quad(c, b, 16 * j));
+        p = dpbusd_bcast(p, w[1], A.quad(c, b, 16 * j + 4));
+        p = dpbusd_bcast(p, w[2], A.quad(c, b, 16 * j + 8));
+        p = dpbusd_bcast(p, w[3], A.quad(c, b, 16 * j + 12));
         f[c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), scf, f[c]);
       }
     }
     const __m512 dw = f16x16(xb.d);
 #pragma GCC unroll 16
     for (int c = 0; c < C; ++c) {
-      const __m512 da = _mm512_set1_ps(act(c)[b].d);
+      const __m512 da = _mm512_set1_ps(A.d(c, b));
       _mm512_store_ps(acc + 16 * c,
                       _mm512_fmadd_ps(f[c], _mm512_mul_ps(dw, da), _mm512_load_ps(acc + 16 * c)));
     }
@@ -280,10 +346,10 @@ void tile_q6_k(const BlockQ6_Kx16* x, const uint8_t* a, size_t as, float* acc, i
 
 struct Q6K {
   using Block = BlockQ6_Kx16;
-  template <int C>
-  static void tile(const Block* x, const uint8_t* a, size_t as, float* acc, int64_t b0, int64_t b1,
+  template <int C, class Acts>
+  static void tile(const Block* x, const Acts& A, float* acc, int64_t b0, int64_t b1,
                    int64_t ahead) {
-    tile_q6_k<C>(x, a, as, acc, b0, b1, ahead);
+    tile_q6_k<C>(x, A, acc, b0, b1, ahead);
   }
 };
 
@@ -326,17 +392,16 @@ void pack_iq4_xs16(const uint8_t* w, size_t ws, int64_t cols, uint8_t* dst) {
   }
 }
 
-template <int C>
-void tile_iq4_xs(const BlockIQ4_XSx16* x, const uint8_t* a, size_t as, float* acc, int64_t b0,
-                 int64_t b1, int64_t ahead) {
-  const auto act = [&](int c) { return reinterpret_cast<const ActQ8_K*>(a + c * as); };
+template <int C, class Acts>
+void tile_iq4_xs(const BlockIQ4_XSx16* x, const Acts& A, float* acc, int64_t b0, int64_t b1,
+                 int64_t ahead) {
   for (int64_t b = b0; b < b1; ++b) {
     const BlockIQ4_XSx16& xb = x[b];
     // -128 * (the activations' sum over sub-block j) for each row: bsums pairs, one madd.
     alignas(32) int32_t off[C][8];
 #pragma GCC unroll 16
     for (int c = 0; c < C; ++c) {
-      const __m256i bs = _mm256_load_si256(reinterpret_cast<const __m256i*>(act(c)[b].bsums));
+      const __m256i bs = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(A.bsums(c, b)));
       _mm256_store_si256(reinterpret_cast<__m256i*>(off[c]),
                          _mm256_madd_epi16(bs, _mm256_set1_epi16(-128)));
     }
@@ -354,17 +419,16 @@ void tile_iq4_xs(const BlockIQ4_XSx16* x, const uint8_t* a, size_t as, float* ac
       prefetch_part(x, b, ahead, 2 * j + 1);
 #pragma GCC unroll 16
       for (int c = 0; c < C; ++c) {
-        const int8_t* q = act(c)[b].qs + 32 * j;
         __m512i p = _mm512_set1_epi32(off[c][j]);
 #pragma GCC unroll 8
-        for (int s = 0; s < kSlices; ++s) p = dpbusd_bcast(p, wq[s], q + 4 * s);
+        for (int s = 0; s < kSlices; ++s) p = dpbusd_bcast(p, wq[s], A.quad(c, b, 32 * j + 4 * s));
         tot[c] = _mm512_add_epi32(tot[c], _mm512_mullo_epi32(p, sc));
       }
     }
     const __m512 dw = f16x16(xb.d);
 #pragma GCC unroll 16
     for (int c = 0; c < C; ++c) {
-      const __m512 da = _mm512_set1_ps(act(c)[b].d);
+      const __m512 da = _mm512_set1_ps(A.d(c, b));
       _mm512_store_ps(acc + 16 * c,
                       _mm512_fmadd_ps(_mm512_cvtepi32_ps(tot[c]), _mm512_mul_ps(dw, da),
                                       _mm512_load_ps(acc + 16 * c)));
@@ -374,10 +438,10 @@ void tile_iq4_xs(const BlockIQ4_XSx16* x, const uint8_t* a, size_t as, float* ac
 
 struct IQ4XS {
   using Block = BlockIQ4_XSx16;
-  template <int C>
-  static void tile(const Block* x, const uint8_t* a, size_t as, float* acc, int64_t b0, int64_t b1,
+  template <int C, class Acts>
+  static void tile(const Block* x, const Acts& A, float* acc, int64_t b0, int64_t b1,
                    int64_t ahead) {
-    tile_iq4_xs<C>(x, a, as, acc, b0, b1, ahead);
+    tile_iq4_xs<C>(x, A, acc, b0, b1, ahead);
   }
 };
 
@@ -404,32 +468,39 @@ void gemm_k16(const uint8_t* w, size_t ws, int64_t rows, const uint8_t* a, size_
     const Block* x = reinterpret_cast<const Block*>(w + (r / kRows) * ws);
     if (n == 1) {
       std::fill_n(acc, kRows, 0.0f);
-      K::template tile<1>(x, a, as, acc, 0, nb, kAheadDecode);
+      K::template tile<1>(x, RowActs{a, as}, acc, 0, nb, kAheadDecode);
       _mm512_storeu_ps(y + r, _mm512_load_ps(acc));
       continue;
     }
+    // n > 1 rows come as kquant_tiles() laid them out (Kernels::Packed::tiles).
     for (int i0 = 0; i0 < n; i0 += kScratchRows) {
       const int m = std::min(kScratchRows, n - i0);
-      const uint8_t* a0 = a + i0 * as;
       std::fill_n(acc, m * kRows, 0.0f);
       for (int64_t b0 = 0; b0 < nb; b0 += kChunk) {
         const int64_t b1 = std::min(nb, b0 + kChunk);
-        int i = 0;
-        for (; i + 16 <= m; i += 16)
-          K::template tile<16>(x, a0 + i * as, as, acc + i * kRows, b0, b1, kAheadBatch);
-        if (m - i >= 8) {
-          K::template tile<8>(x, a0 + i * as, as, acc + i * kRows, b0, b1, kAheadBatch);
-          i += 8;
+        for (int i = 0; i < m;) {
+          const int w = kquant_group_width(m - i);
+          const uint8_t* t = a + size_t(i0 + i) * nb * kTileRowBytes;
+          float* yg = acc + i * kRows;
+          switch (w) {
+            case 16:
+              K::template tile<16>(x, TileActs<16>{t}, yg, b0, b1, kAheadBatch);
+              break;
+            case 8:
+              K::template tile<8>(x, TileActs<8>{t}, yg, b0, b1, kAheadBatch);
+              break;
+            case 4:
+              K::template tile<4>(x, TileActs<4>{t}, yg, b0, b1, kAheadBatch);
+              break;
+            case 2:
+              K::template tile<2>(x, TileActs<2>{t}, yg, b0, b1, kAheadBatch);
+              break;
+            default:
+              K::template tile<1>(x, TileActs<1>{t}, yg, b0, b1, kAheadBatch);
+              break;
+          }
+          i += w;
         }
-        if (m - i >= 4) {
-          K::template tile<4>(x, a0 + i * as, as, acc + i * kRows, b0, b1, kAheadBatch);
-          i += 4;
-        }
-        if (m - i >= 2) {
-          K::template tile<2>(x, a0 + i * as, as, acc + i * kRows, b0, b1, kAheadBatch);
-          i += 2;
-        }
-        if (i < m) K::template tile<1>(x, a0 + i * as, as, acc + i * kRows, b0, b1, kAheadBatch);
       }
       for (int i = 0; i < m; ++i)
         _mm512_storeu_ps(y + (i0 + i) * ldy + r, _mm512_load_ps(acc + i * kRows));
@@ -440,10 +511,14 @@ void gemm_k16(const uint8_t* w, size_t ws, int64_t rows, const uint8_t* a, size_
 }  // namespace
 
 void install_packed_kquant_vnni(Kernels& t) {
-  t.packed[kernel_slot(GgmlType::Q4_K)] = {kRows, pack_q4_k16, gemm_k16<Q4K>, q4k16_group_bytes};
-  t.packed[kernel_slot(GgmlType::Q6_K)] = {kRows, pack_q6_k16, gemm_k16<Q6K>, q6k16_group_bytes};
-  t.packed[kernel_slot(GgmlType::IQ4_XS)] = {kRows, pack_iq4_xs16, gemm_k16<IQ4XS>,
-                                             iq4xs16_group_bytes};
+  // One rearrangement of the activations for all three, so a pass's products over Q4_K and
+  // Q6_K matrices of one input (a Q4_K_M file's) still share it (matmul_multi).
+  t.packed[kernel_slot(GgmlType::Q4_K)] = {
+      kRows, pack_q4_k16, gemm_k16<Q4K>, q4k16_group_bytes, kquant_tiles, kquant_tiles_bytes};
+  t.packed[kernel_slot(GgmlType::Q6_K)] = {
+      kRows, pack_q6_k16, gemm_k16<Q6K>, q6k16_group_bytes, kquant_tiles, kquant_tiles_bytes};
+  t.packed[kernel_slot(GgmlType::IQ4_XS)] = {
+      kRows, pack_iq4_xs16, gemm_k16<IQ4XS>, iq4xs16_group_bytes, kquant_tiles, kquant_tiles_bytes};
 }
 
 }  // namespace leapfrog::cpu
