@@ -70,8 +70,12 @@ template <int W>
 struct TileActs {
   const uint8_t* t;
   const uint8_t* at(int64_t b) const { return t + size_t(b) * W * kTileRowBytes; }
+  // (i W + 4 c, not 4 (i / 4 W + c): a signed division keeps the compiler from folding the
+  // offsets of a quad's four slices and 16 rows into displacements from one base, and the
+  // integer work per product took vector ports: a 16-token pass of a 1.5B Q4_K_M measured 3.11x
+  // a one-token pass with it, 2.47x without, on the device host's Xeon, 2 cores.)
   const int8_t* quad(int c, int64_t b, int i) const {
-    return reinterpret_cast<const int8_t*>(at(b) + 36 * W + 4 * ((i / 4) * W + c));
+    return reinterpret_cast<const int8_t*>(at(b) + 36 * W + ptrdiff_t(i) * W + 4 * c);
   }
   const int16_t* bsums(int c, int64_t b) const {
     return reinterpret_cast<const int16_t*>(at(b) + 32 * c);
