@@ -7,7 +7,11 @@
 # alternates the builds' lf_bench round by round on each model whose name matches a pattern in
 # MODELS (e.g. '0.5b-Q8_0 1.5b-*') and prints each pass size's min and median (and its ratio to
 # one-token passes); a variant named X@avx512 runs build X with LEAPFROG_CPU_ISA lowered.
-# Output goes to $OUT/cpu-device.log when OUT is set.
+# Output goes to $OUT/cpu-device.log when OUT is set. Packing, here (the device has no compiler
+# for this tree's CMake set-up to rely on, and building there costs device time):
+#   T=$(mktemp -d); cp BUILD_A/lf_bench $T/lf_bench.A; cp BUILD_B/lf_bench $T/lf_bench.B
+#   cp native/build/{lf_randmodel,lf_roofline} $T/; strip --strip-unneeded $T/*
+#   tar cJf .devcarry/cpu-bin.tar.xz -C $T .      # then run with carry [".devcarry"]
 set -u
 ROUNDS=$1
 MODELS=$2
@@ -21,6 +25,8 @@ mkdir -p "$BIN" "$M"
 [ -x "$BIN/lf_randmodel" ] || tar xJf "$ROOT/.devcarry/cpu-bin.tar.xz" -C "$BIN"
 exec > >(tee -a "$LOG") 2>&1
 echo "== $(date -u +%FT%TZ) $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2)"
+# The roofs of the two cores at this moment (the host is shared: a low figure says it is busy).
+[ -x "$BIN/lf_roofline" ] && taskset -c 0,1 "$BIN/lf_roofline" --threads 2 | tail -1
 for spec in "0.5b Q8_0" "1.5b Q8_0" "1.5b Q4_K_M"; do
   set -- $spec
   f=$M/$1-$2.gguf
