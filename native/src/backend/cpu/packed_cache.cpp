@@ -140,7 +140,9 @@ uint64_t fnv1a(const void* data, size_t bytes, uint64_t h) {
 std::string packed_cache_dir() {
   const char* off = std::getenv("LEAPFROG_PACKED_CACHE");
   if (off && std::string_view(off) == "off") return "";
-  if (const char* d = std::getenv("LEAPFROG_CACHE_DIR"); d && *d) return d;
+  // LEAPFROG_CACHE_DIR is the root of all of Leapfrog's caches (the self-draft models live
+  // there too: engine/native/self-draft.ts).
+  if (const char* d = std::getenv("LEAPFROG_CACHE_DIR"); d && *d) return std::string(d) + "/packed";
   if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) {
     return std::string(x) + "/leapfrog/packed";
   }
@@ -236,6 +238,7 @@ std::shared_ptr<const PackedCacheFile> PackedCacheFile::write(
   }
   if (!ok) {
     ::unlink(tmp.c_str());
+    ::rmdir(target.parent_path().c_str());  // when it is empty: a full disk keeps nothing of ours
     return nullptr;
   }
   // Another process may have written the same cache meanwhile: share its pages.

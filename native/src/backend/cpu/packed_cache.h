@@ -12,8 +12,9 @@
 // are not checksummed: every byte pattern is a valid (if meaningless) packed weight, so a
 // corrupted body gives wrong logits, never a crash.
 //
-// Where: $LEAPFROG_CACHE_DIR, else $XDG_CACHE_HOME/leapfrog/packed, else
-// ~/.cache/leapfrog/packed. LEAPFROG_PACKED_CACHE=off turns it off (private packing).
+// Where: $LEAPFROG_CACHE_DIR/packed, else $XDG_CACHE_HOME/leapfrog/packed, else
+// ~/.cache/leapfrog/packed (LEAPFROG_CACHE_DIR names the root of Leapfrog's caches, as for
+// the self-draft models). LEAPFROG_PACKED_CACHE=off turns it off (private packing).
 #pragma once
 #include <cstddef>
 #include <cstdint>
