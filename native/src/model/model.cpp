@@ -333,6 +333,8 @@ void Model::make_weights_resident() {
   // What passes still read from the mapping: the embedding rows (looked up) and any product
   // weight the backend left unpacked. Those become private copies and the file is let go
   // (gguf/detach.cpp: a file truncated or rewritten under a loaded model must not SIGBUS).
+  // Views the backend moved into memory of its own (the CPU backend's shared packed-weight
+  // cache keeps them too) lie outside the mapping, and detach_from_file skips them.
   std::vector<std::span<const uint8_t>> in_place;
   const auto bytes_of = [](const WeightView& w) {
     return std::span<const uint8_t>(w.data, w.row_bytes * static_cast<size_t>(w.rows));

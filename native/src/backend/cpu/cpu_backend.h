@@ -107,10 +107,11 @@ class CpuBackend final : public Backend {
   size_t packed_bytes(const WeightView& w) const;
   static size_t group_bytes(const cpu::Kernels::Packed& p, const WeightView& w);
   void pack_into(const WeightView& w, uint8_t* dst);
-  // The cache key of these weights (cpu_load_weights.cpp says what goes in and why).
+  // The cache key of these weights, packed_size[i] their packed bytes (0: kept as in the
+  // file); cpu_load_weights.cpp says what goes in and why.
   std::string packed_cache_key(const WeightSource& source,
                                const std::vector<WeightRequest>& weights,
-                               const std::vector<size_t>& sizes) const;
+                               const std::vector<size_t>& packed_size) const;
 
   const cpu::Kernels* k_;
   bool reference_;

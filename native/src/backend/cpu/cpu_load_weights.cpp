@@ -1,7 +1,9 @@
 // CpuBackend::load_weights: a model's packed weights from the shared packed-weight cache
 // (packed_cache.h), so that two processes on one model (two VS Code windows) share one copy
 // of them in the page cache instead of each packing ~1.35 GB (a 1.5B Q8_0 model) into
-// private memory.
+// private memory. The weights without a packed layout (the embedding table, types read in
+// the file's layout) go into the same file as they are: otherwise the model copies them into
+// private memory when it lets go of its file (gguf/detach.cpp).
 //
 // The key holds everything the packed bytes depend on, so a file is only ever mapped by a
 // process that would have packed exactly those bytes:
@@ -65,11 +67,11 @@ std::string hex(uint64_t v) {
 
 std::string CpuBackend::packed_cache_key(const WeightSource& source,
                                          const std::vector<WeightRequest>& weights,
-                                         const std::vector<size_t>& sizes) const {
+                                         const std::vector<size_t>& packed_size) const {
   // What this table's pack() makes of fixed bytes, per (type, cols) the model packs.
   std::map<std::pair<int, int64_t>, const WeightView*> shapes;
   for (size_t i = 0; i < weights.size(); ++i) {
-    if (sizes[i])
+    if (packed_size[i])
       shapes.emplace(std::pair(int(weights[i].file.type), weights[i].file.cols), &weights[i].file);
   }
   uint64_t layout = cpu::kPackedLayoutVersion;
@@ -85,12 +87,11 @@ std::string CpuBackend::packed_cache_key(const WeightSource& source,
                     "|isa " + cpu::isa_name(k_->isa) + "|pack " + hex(layout) + "|file " +
                     source.identity + "|weights " + std::to_string(weights.size());
   for (size_t i = 0; i < weights.size(); ++i) {
-    if (!sizes[i]) continue;
     const WeightView& w = weights[i].file;
-    key += "\n" + std::to_string(i) + " at " + std::to_string(w.data - source.base) + " type " +
-           std::to_string(int(w.type)) + " " + std::to_string(w.rows) + "x" +
-           std::to_string(w.cols) + " rb " + std::to_string(w.row_bytes) + " row0 " +
-           hex(cpu::fnv1a(w.data, w.row_bytes));
+    key += "\n" + std::to_string(i) + (packed_size[i] ? " packed" : " as is") + " at " +
+           std::to_string(w.data - source.base) + " type " + std::to_string(int(w.type)) + " " +
+           std::to_string(w.rows) + "x" + std::to_string(w.cols) + " rb " +
+           std::to_string(w.row_bytes) + " row0 " + hex(cpu::fnv1a(w.data, w.row_bytes));
   }
   return key;
 }
@@ -98,26 +99,38 @@ std::string CpuBackend::packed_cache_key(const WeightSource& source,
 std::vector<ResidentWeight> CpuBackend::load_weights(const WeightSource& source,
                                                      const std::vector<WeightRequest>& weights) {
   std::vector<ResidentWeight> out(weights.size());
-  std::vector<size_t> sizes(weights.size(), 0);
+  std::vector<size_t> packed_size(weights.size(), 0);
   size_t total = 0;
   for (size_t i = 0; i < weights.size(); ++i) {
     out[i].view = weights[i].file;
-    if (weights[i].use == WeightUse::Products) total += sizes[i] = packed_bytes(weights[i].file);
+    if (weights[i].use == WeightUse::Products) {
+      total += packed_size[i] = packed_bytes(weights[i].file);
+    }
   }
   if (total == 0) return out;  // nothing to pack (the reference path, unpacked types)
 
+  const std::string dir = cpu::packed_cache_dir();
+  const bool cacheable = !dir.empty() && !source.identity.empty() && source.base;
+  // What the cache file holds of weight i: its packed layout, or else (the embedding table,
+  // weights whose kernels read the file's rows) the file's bytes as they are, which are then
+  // shared too instead of copied into private memory when the model lets go of its file.
+  std::vector<size_t> sizes = packed_size;
+  if (cacheable) {
+    for (size_t i = 0; i < weights.size(); ++i) {
+      if (!sizes[i])
+        sizes[i] = weights[i].file.row_bytes * static_cast<size_t>(weights[i].file.rows);
+    }
+  }
   const auto use_file = [&](std::shared_ptr<const cpu::PackedCacheFile> f) {
     for (size_t i = 0; i < weights.size(); ++i) {
       if (!sizes[i]) continue;
-      out[i].view.packed = f->weight(i);
+      (packed_size[i] ? out[i].view.packed : out[i].view.data) = f->weight(i);
       out[i].memory = std::make_unique<CachedWeight>(f, f->weight(i), sizes[i]);
     }
   };
-  const std::string dir = cpu::packed_cache_dir();
-  const bool cacheable = !dir.empty() && !source.identity.empty() && source.base;
   std::string key, prefix, path;
   if (cacheable) {
-    key = packed_cache_key(source, weights, sizes);
+    key = packed_cache_key(source, weights, packed_size);
     // <model file and level>-<key>: a new cache of one model file and level replaces the old.
     const std::string model = source.path + "|isa " + cpu::isa_name(k_->isa);
     prefix = hex(cpu::fnv1a(model.data(), model.size())) + "-";
@@ -132,18 +145,21 @@ std::vector<ResidentWeight> CpuBackend::load_weights(const WeightSource& source,
   }
   // Packed here: into private buffers, then (cache on) into a new cache file that replaces
   // them; if that fails, the private buffers stay and the load goes on.
-  std::vector<std::span<const uint8_t>> packed(weights.size());
+  std::vector<std::span<const uint8_t>> contents(weights.size());
   for (size_t i = 0; i < weights.size(); ++i) {
-    if (!sizes[i]) continue;
-    out[i].memory = alloc(sizes[i]);
+    if (!packed_size[i]) {
+      if (sizes[i]) contents[i] = {weights[i].file.data, sizes[i]};  // the file's bytes
+      continue;
+    }
+    out[i].memory = alloc(packed_size[i]);
     uint8_t* dst = out[i].memory->as<uint8_t>().get();
     pack_into(weights[i].file, dst);
     out[i].view.packed = dst;
-    packed[i] = {dst, sizes[i]};
+    contents[i] = {dst, packed_size[i]};
   }
   if (cacheable) {
     std::string why;
-    if (auto f = cpu::PackedCacheFile::write(path, key, packed, &why)) {
+    if (auto f = cpu::PackedCacheFile::write(path, key, contents, &why)) {
       use_file(f);  // the private buffers are freed here
       cpu::remove_stale_caches(dir, prefix, path);
       std::lock_guard<std::mutex> lock(stats_mu_);

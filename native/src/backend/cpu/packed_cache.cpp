@@ -53,7 +53,9 @@ Layout layout_of(const std::string& key, const std::vector<size_t>& sizes) {
     l.offsets[i] = at;
     at += sizes[i];
   }
-  l.file_bytes = at;
+  // Slack after the last weight, as a private buffer has (kernels may load a vector's
+  // width past a row's end): the mapping ends at least 64 bytes after it.
+  l.file_bytes = at + 64;
   FileHeader h{};
   std::memcpy(h.magic, kMagic, sizeof(kMagic));
   h.format = kFileFormat;

@@ -1,5 +1,6 @@
-// The packed-weight cache: a model's weights in the CPU backend's packed layouts, kept in one
-// file per model (and kernel level), so that a second process loading the same model (a
+// The packed-weight cache: a model's weights in the CPU backend's packed layouts (and the
+// weights it reads as they are in the file, like the embedding table, byte for byte), kept in
+// one file per model (and kernel level), so that a second process loading the same model (a
 // second VS Code window) maps the same page-cache pages instead of packing a private copy,
 // and loads faster. One file per model: a header, the key, an index of where each weight's
 // packed bytes start, then the bytes, each weight 2 MiB aligned (so the mapping can use huge
