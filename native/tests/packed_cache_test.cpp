@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -19,6 +20,7 @@
 #include <fstream>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "backend/cpu/cpu_backend.h"
@@ -138,6 +140,32 @@ TEST(second_load_maps_the_cache_with_identical_logits) {
   CHECK(warm.stats.file == cold.stats.file);
   expect_same(warm.logits, ref, "warm cache");
   CHECK(dir.files().size() == 1);
+}
+
+TEST(a_load_waits_for_the_process_writing_the_cache_and_maps_its_file) {
+  Model8 m;
+  CacheDir dir;
+  const std::string file = load_and_check_written(m.file.path).stats.file;
+  const std::string aside = dir.path + "/aside";
+  fs::rename(file, aside);
+  // This test is the other process: it holds the lock while "writing" the cache.
+  std::optional<cpu::PackedCacheLock> writing;
+  writing.emplace(file, 10);
+  CHECK(writing->held());
+  std::optional<Loaded> second;
+  std::atomic<bool> done{false};
+  std::thread t([&] {
+    second = load(m.file.path);
+    done = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  const bool waited = !done;
+  fs::rename(aside, file);
+  writing.reset();
+  t.join();
+  CHECK(waited);
+  CHECK(second && second->stats.mapped == 1 && second->stats.written == 0);
+  CHECK(dir.files().size() == 1);  // the cache; no lock file left
 }
 
 TEST(truncated_cache_is_ignored_and_rewritten) {

@@ -30,6 +30,7 @@
 // cache is on by default.
 #include <cstdio>
 #include <map>
+#include <optional>
 #include <utility>
 
 #include "backend/cpu/cpu_backend.h"
@@ -135,6 +136,12 @@ std::vector<ResidentWeight> CpuBackend::load_weights(const WeightSource& source,
     const std::string model = source.path + "|isa " + cpu::isa_name(k_->isa);
     prefix = hex(cpu::fnv1a(model.data(), model.size())) + "-";
     path = dir + "/" + prefix + hex(cpu::fnv1a(key.data(), key.size())) + ".lfpacked";
+  }
+  // Another process packing the same model: wait for its file (kPackWait: a 7B model packs
+  // in well under that) rather than pack and write it a second time.
+  constexpr double kPackWait = 300;
+  std::optional<cpu::PackedCacheLock> writing;
+  for (int attempt = 0; cacheable && attempt < 2; ++attempt) {
     if (auto f = cpu::PackedCacheFile::open(path, key, sizes)) {
       use_file(f);
       std::lock_guard<std::mutex> lock(stats_mu_);
@@ -142,6 +149,7 @@ std::vector<ResidentWeight> CpuBackend::load_weights(const WeightSource& source,
       stats_.file = path;
       return out;
     }
+    if (attempt == 0) writing.emplace(path, kPackWait);
   }
   // Packed here: into private buffers, then (cache on) into a new cache file that replaces
   // them; if that fails, the private buffers stay and the load goes on.

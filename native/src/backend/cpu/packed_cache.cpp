@@ -1,6 +1,7 @@
 #include "backend/cpu/packed_cache.h"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -264,11 +265,38 @@ void remove_stale_caches(const std::string& dir, const std::string& prefix,
     const std::string name = e.path().filename().string();
     if (name.rfind(prefix, 0) != 0 || e.path().string() == keep) continue;
     const bool cache = name.size() > 9 && name.ends_with(".lfpacked");
-    // A temporary file is another writer's until it is an hour old (then its writer died).
-    const bool orphan = name.find(".lfpacked.tmp.") != std::string::npos &&
-                        now - e.last_write_time(ec) > std::chrono::hours(1);
+    // A temporary or lock file is another writer's until it is an hour old (then it died).
+    const bool orphan =
+        (name.find(".lfpacked.tmp.") != std::string::npos || name.ends_with(".lfpacked.lock")) &&
+        now - e.last_write_time(ec) > std::chrono::hours(1);
     if (cache || orphan) std::filesystem::remove(e.path(), ec);
   }
+}
+
+PackedCacheLock::PackedCacheLock(const std::string& path, double wait_s) : path_(path + ".lock") {
+  std::error_code ec;
+  std::filesystem::create_directories(std::filesystem::path(path_).parent_path(), ec);
+  const int fd = ::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (fd < 0) return;
+  const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(wait_s);
+  while (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    if ((errno != EWOULDBLOCK && errno != EINTR) || std::chrono::steady_clock::now() > until) {
+      ::close(fd);
+      return;
+    }
+    usleep(20000);
+  }
+  fd_ = fd;
+}
+
+PackedCacheLock::~PackedCacheLock() {
+  if (fd_ < 0) return;
+  // Removed first: a process that opened it meanwhile still gets the lock, then finds the
+  // cache written (or writes it); nothing of the lock stays behind.
+  ::unlink(path_.c_str());
+  ::close(fd_);
+  // And the directory the lock made, when nothing was written into it (a full disk).
+  ::rmdir(std::filesystem::path(path_).parent_path().c_str());
 }
 
 PackedCacheFile::~PackedCacheFile() {

@@ -39,6 +39,24 @@ uint64_t fnv1a(const void* data, size_t bytes, uint64_t h = 0xcbf29ce484222325ul
 void remove_stale_caches(const std::string& dir, const std::string& prefix,
                          const std::string& keep);
 
+// Serializes the processes that find no cache for one file: two windows opened at once, so
+// the second waits for the first's file and maps it instead of packing a copy of its own.
+// A lock file beside the cache (`path`.lock, flock), removed when released. Only ever an
+// optimization: every holder checks the cache file again, a process that dies lets go, a
+// lock that cannot be made or is held past `wait_s` seconds is done without.
+class PackedCacheLock {
+ public:
+  PackedCacheLock(const std::string& path, double wait_s);
+  ~PackedCacheLock();
+  PackedCacheLock(const PackedCacheLock&) = delete;
+  PackedCacheLock& operator=(const PackedCacheLock&) = delete;
+  bool held() const { return fd_ >= 0; }
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+};
+
 // A cache file, mapped read-only and shared.
 class PackedCacheFile {
  public:
