@@ -4,7 +4,8 @@
 // qemu (arm64), the mocha suites (unit, native, protocol, e2e), and the training recipe's
 // dry run. Exit code 1 when anything failed.
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 const root = new URL('..', import.meta.url).pathname;
@@ -13,6 +14,15 @@ const totals = { passed: 0, failed: 0, skipped: 0 };
 // long run, and a failure named there needs no second run to find.
 const failures = [];
 const only = process.argv.slice(2); // optional suite names to run
+
+// Every model the suites load writes its packed-weight cache (native/src/backend/cpu/
+// packed_cache.h): into a directory of this run, removed at the end, never the user's
+// ~/.cache. A directory given in LEAPFROG_CACHE_DIR is used as it is and kept.
+let testCacheDir;
+if (!process.env.LEAPFROG_CACHE_DIR) {
+  testCacheDir = mkdtempSync(join(tmpdir(), 'leapfrog-test-cache-'));
+  process.env.LEAPFROG_CACHE_DIR = testCacheDir;
+}
 
 function wanted(name) {
   return only.length === 0 || only.includes(name);
@@ -166,4 +176,5 @@ if (wanted('training')) pythonSuite();
 
 console.log(`${totals.passed} passed, ${totals.failed} failed, ${totals.skipped} skipped`);
 if (failures.length > 0) console.log(['What failed:', ...failures].join('\n'));
+if (testCacheDir) rmSync(testCacheDir, { recursive: true, force: true });
 process.exit(totals.failed === 0 ? 0 : 1);

@@ -16,6 +16,8 @@ describe('self-drafting (--draft self)', function () {
     if (!data) skipBecause(this, '../shared/data is absent');
     if (!cliBuilt) skipBecause(this, 'not built (npm run build)');
     rmSync(cache, { recursive: true, force: true });
+    // Put back afterwards: test/run-all.mjs points every suite's caches at a temporary dir.
+    const savedCache = process.env.LEAPFROG_CACHE_DIR;
     process.env.LEAPFROG_CACHE_DIR = cache;
     const model = join(data, 'models', 'stories260K.gguf');
     const common = [
@@ -51,6 +53,7 @@ describe('self-drafting (--draft self)', function () {
     const ids = a.prompt_tokens as number[];
     const tokens = await greedy(join(cache, files[0]), ids, 8);
     assert.equal(tokens.length, 8);
-    delete process.env.LEAPFROG_CACHE_DIR;
+    if (savedCache === undefined) delete process.env.LEAPFROG_CACHE_DIR;
+    else process.env.LEAPFROG_CACHE_DIR = savedCache;
   });
 });

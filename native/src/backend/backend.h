@@ -218,6 +218,28 @@ class Backend {
   // to one-row products. A lookup table (the embedding) is only read by get_rows.
   enum class WeightUse { Products, Lookups };
   virtual ResidentWeight load_weight(const WeightView& file, WeightUse use) = 0;
+  // All of one model's weights at once, so a backend can keep what it derives from them in
+  // one cache per model (the CPU backend shares its packed weights between processes:
+  // backend/cpu/packed_cache.h). `identity` names the exact file the views point into,
+  // `path` where it lives (a newer file there replaces the older one's caches), `base` is
+  // where it is mapped (GgufFile::identity, absolute_path, base); an empty identity:
+  // nothing may be cached. The results are load_weight's, in order.
+  struct WeightSource {
+    std::string identity;
+    std::string path;
+    const uint8_t* base = nullptr;
+  };
+  struct WeightRequest {
+    WeightView file;
+    WeightUse use;
+  };
+  virtual std::vector<ResidentWeight> load_weights(const WeightSource& source,
+                                                   const std::vector<WeightRequest>& weights) {
+    std::vector<ResidentWeight> out;
+    out.reserve(weights.size());
+    for (const WeightRequest& w : weights) out.push_back(load_weight(w.file, w.use));
+    return out;
+  }
   // Bytes of memory free for weights and caches (SIZE_MAX when the host decides).
   virtual size_t free_memory() const { return SIZE_MAX; }
 

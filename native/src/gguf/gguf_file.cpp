@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <limits>
 
 namespace leapfrog {
@@ -136,6 +137,29 @@ bool GgufValue::is_number() const {
   return is_integer() || type == GgufValueType::FLOAT32 || type == GgufValueType::FLOAT64;
 }
 
+namespace {
+
+std::string absolute(const std::string& path) {
+  std::error_code ec;
+  const std::filesystem::path abs = std::filesystem::absolute(path, ec);
+  return ec ? path : abs.lexically_normal().string();
+}
+
+// See GgufFile::identity. A copy of the file elsewhere, a replacement (new inode) or an
+// in-place rewrite (new mtime) names another file.
+std::string file_identity(const std::string& abs_path, const struct stat& st) {
+#ifdef __APPLE__
+  const struct timespec& mtime = st.st_mtimespec;
+#else
+  const struct timespec& mtime = st.st_mtim;
+#endif
+  return abs_path + "|dev " + std::to_string(st.st_dev) + "|ino " + std::to_string(st.st_ino) +
+         "|size " + std::to_string(st.st_size) + "|mtime " + std::to_string(mtime.tv_sec) + "." +
+         std::to_string(mtime.tv_nsec);
+}
+
+}  // namespace
+
 std::unique_ptr<GgufFile> GgufFile::open(const std::string& path) {
   std::unique_ptr<GgufFile> f(new GgufFile());
   f->path_ = path;
@@ -147,6 +171,8 @@ std::unique_ptr<GgufFile> GgufFile::open(const std::string& path) {
     f->fail("not a regular file");
   }
   f->size_ = static_cast<size_t>(st.st_size);
+  f->absolute_path_ = absolute(path);
+  f->identity_ = file_identity(f->absolute_path_, st);
   if (f->size_ == 0) {
     ::close(fd);
     f->fail("empty file, not a GGUF model");

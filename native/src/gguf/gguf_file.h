@@ -77,6 +77,12 @@ class GgufFile {
   GgufFile& operator=(const GgufFile&) = delete;
 
   const std::string& path() const { return path_; }
+  // Names the exact file that was mapped, for caches of what is derived from its bytes (the
+  // CPU backend's packed weights): absolute path, device, inode, size and modification time
+  // (ns), taken from the open descriptor. Empty for a buffer parsed in memory.
+  const std::string& identity() const { return identity_; }
+  const std::string& absolute_path() const { return absolute_path_; }  // empty when parsed
+  const uint8_t* base() const { return base_; }
   uint32_t version() const { return version_; }
 
   const GgufValue* find(std::string_view key) const;
@@ -116,6 +122,7 @@ class GgufFile {
   void parse_all();
 
   std::string path_;
+  std::string identity_, absolute_path_;
   const uint8_t* base_ = nullptr;
   size_t size_ = 0;
   void* mapping_ = nullptr;  // non-null when we own an mmap

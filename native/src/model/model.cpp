@@ -312,19 +312,29 @@ void Model::load_ffn(const std::string& p, Layer& L) {
 // Hands every matrix to the backend, which copies it into its memory and layout where it
 // needs to (the embedding table is only looked up; a tied output projection is a product).
 void Model::make_weights_resident() {
+  // In one call: a backend may cache its copies per model (Backend::load_weights).
+  std::vector<WeightView*> views;
+  std::vector<Backend::WeightRequest> requests;
   auto resident = [&](WeightView& w, Backend::WeightUse use) {
-    ResidentWeight r = backend_->load_weight(w, use);
-    w = r.view;
-    if (r.memory) weight_memory_.push_back(std::move(r.memory));
+    views.push_back(&w);
+    requests.push_back({w, use});
   };
   resident(tok_embd_, Backend::WeightUse::Lookups);
   for (Layer& L : layers_) {
     for (WeightView* w : product_weights(L)) resident(*w, Backend::WeightUse::Products);
   }
   resident(output_, Backend::WeightUse::Products);
+  std::vector<ResidentWeight> loaded =
+      backend_->load_weights({file_->identity(), file_->absolute_path(), file_->base()}, requests);
+  for (size_t i = 0; i < views.size(); ++i) {
+    *views[i] = loaded[i].view;
+    if (loaded[i].memory) weight_memory_.push_back(std::move(loaded[i].memory));
+  }
   // What passes still read from the mapping: the embedding rows (looked up) and any product
   // weight the backend left unpacked. Those become private copies and the file is let go
   // (gguf/detach.cpp: a file truncated or rewritten under a loaded model must not SIGBUS).
+  // Views the backend moved into memory of its own (the CPU backend's shared packed-weight
+  // cache keeps them too) lie outside the mapping, and detach_from_file skips them.
   std::vector<std::span<const uint8_t>> in_place;
   const auto bytes_of = [](const WeightView& w) {
     return std::span<const uint8_t>(w.data, w.row_bytes * static_cast<size_t>(w.rows));

@@ -323,19 +323,32 @@ void CpuBackend::matmul_grouped(const WeightView* const* ws, const DevicePtr<con
   });
 }
 
-std::unique_ptr<DeviceBuffer> CpuBackend::pack_weight(const WeightView& w) {
+size_t CpuBackend::packed_bytes(const WeightView& w) const {
   const int slot = cpu::kernel_slot(w.type);
-  if (reference_ || slot < 0) return nullptr;
+  if (reference_ || slot < 0) return 0;
   const cpu::Kernels::Packed& p = k_->packed[slot];
   // Chunks of matmul_multi are multiples of kMaxPackGroup rows: a group must divide it.
-  if (p.group == 0 || kMaxPackGroup % p.group != 0 || w.rows % p.group != 0) return nullptr;
-  const size_t group_bytes = p.group_bytes ? p.group_bytes(w.cols) : w.row_bytes * p.group;
-  auto out = alloc(group_bytes * (w.rows / p.group));
-  uint8_t* dst = out->as<uint8_t>().get();
-  pool_.run_sized(static_cast<int>(w.rows / p.group), double(w.rows) * w.row_bytes,
-                  [&](int g, int) {
-                    p.pack(w.row(int64_t(g) * p.group), w.row_bytes, w.cols, dst + g * group_bytes);
-                  });
+  if (p.group == 0 || kMaxPackGroup % p.group != 0 || w.rows % p.group != 0) return 0;
+  return group_bytes(p, w) * static_cast<size_t>(w.rows / p.group);
+}
+
+size_t CpuBackend::group_bytes(const cpu::Kernels::Packed& p, const WeightView& w) {
+  return p.group_bytes ? p.group_bytes(w.cols) : w.row_bytes * p.group;
+}
+
+void CpuBackend::pack_into(const WeightView& w, uint8_t* dst) {
+  const cpu::Kernels::Packed& p = k_->packed[cpu::kernel_slot(w.type)];
+  const size_t gb = group_bytes(p, w);
+  pool_.run_sized(
+      static_cast<int>(w.rows / p.group), double(w.rows) * w.row_bytes,
+      [&](int g, int) { p.pack(w.row(int64_t(g) * p.group), w.row_bytes, w.cols, dst + g * gb); });
+}
+
+std::unique_ptr<DeviceBuffer> CpuBackend::pack_weight(const WeightView& w) {
+  const size_t bytes = packed_bytes(w);
+  if (!bytes) return nullptr;
+  auto out = alloc(bytes);
+  pack_into(w, out->as<uint8_t>().get());
   return out;
 }
 

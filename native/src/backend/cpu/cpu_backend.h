@@ -2,7 +2,9 @@
 // split across a thread pool by output rows (matmul) or by (row, head) (attention).
 #pragma once
 #include <memory>
+#include <mutex>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "backend/backend.h"
@@ -37,6 +39,10 @@ class CpuBackend final : public Backend {
   using Backend::upload;
   const void* host_address(DevicePtr<const void> src) override { return src.get(); }
   ResidentWeight load_weight(const WeightView& file, WeightUse use) override;
+  // The packed weights of a whole model, mapped from the shared packed-weight cache where
+  // it has them, else packed and written there (cpu_load_weights.cpp, packed_cache.h).
+  std::vector<ResidentWeight> load_weights(const WeightSource& source,
+                                           const std::vector<WeightRequest>& weights) override;
 
   void matmul(const WeightView& w, DevicePtr<const float> x, int n, DevicePtr<float> y) override;
   void matmul_multi(const WeightView* const* w, const DevicePtr<float>* y, int count,
@@ -78,6 +84,14 @@ class CpuBackend final : public Backend {
   // The weight in this backend's packed layout, or null when its kernels read the file's
   // rows (load_weight uses it).
   std::unique_ptr<DeviceBuffer> pack_weight(const WeightView& w);
+  // What load_weights did, model by model, since this backend was made.
+  struct PackedCacheStats {
+    int mapped = 0;        // packed weights mapped from an existing cache file
+    int written = 0;       // packed here, written to a new cache file, then mapped
+    int private_only = 0;  // packed into private memory (cache off, or it failed)
+    std::string file;      // the cache file of the last model that had one
+  };
+  PackedCacheStats packed_cache_stats() const;
 
  private:
   void matmul_reference(const WeightView& w, const float* x, int n, float* y);
@@ -89,9 +103,21 @@ class CpuBackend final : public Backend {
   void gemm_rows(const WeightView& w, int64_t r0, int64_t r1, const uint8_t* act, size_t arb, int n,
                  float* y) const;
 
+  // Bytes of w packed (0 when its kernels read the file's rows), and the packing itself.
+  size_t packed_bytes(const WeightView& w) const;
+  static size_t group_bytes(const cpu::Kernels::Packed& p, const WeightView& w);
+  void pack_into(const WeightView& w, uint8_t* dst);
+  // The cache key of these weights, packed_size[i] their packed bytes (0: kept as in the
+  // file); cpu_load_weights.cpp says what goes in and why.
+  std::string packed_cache_key(const WeightSource& source,
+                               const std::vector<WeightRequest>& weights,
+                               const std::vector<size_t>& packed_size) const;
+
   const cpu::Kernels* k_;
   bool reference_;
   cpu::ThreadPool pool_;
+  mutable std::mutex stats_mu_;
+  PackedCacheStats stats_;
 };
 
 }  // namespace leapfrog

@@ -13,7 +13,8 @@ namespace leapfrog::cuda_abi {
 // 2: Backend gained the mixture-of-experts ops (a longer vtable, which no size shows).
 // 3: and the architecture ops (layer_norm, gelu, geglu, scale, softcap) after them.
 // 4: and Backend::counters() after those.
-constexpr int kVersion = 4;
+// 5: and Backend::load_weights after load_weight (all of a model's weights in one call).
+constexpr int kVersion = 5;
 
 // Changes whenever the structs that cross the boundary change size (a stale library).
 constexpr uint32_t key() {
