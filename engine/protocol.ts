@@ -239,7 +239,7 @@ export interface StatusResult {
     completionsCancelled: number;
     completionsSuperseded: number;
     typedAheadHits: number;
-    /** Answered at the deadline with part of the suggestion (the rest came in the background). */
+    /** Answered in part (the first line, or at the deadline); the rest came in the background. */
     completionsAtDeadline: number;
     /** leapfrog/prefetch notifications acted on. */
     prefetches: number;
@@ -565,3 +565,17 @@ export interface PrefetchParams {
   position: { line: number; character: number };
 }
 export const PrefetchNotification = new NotificationType<PrefetchParams>('leapfrog/prefetch');
+
+/**
+ * Server → client: the suggestion answered in part for this cursor (`partial`) has been
+ * generated to its end, and the engine's typed-ahead memory holds more of it than was
+ * answered. A client whose document and cursor are still as they were asks again (VS Code:
+ * `editor.action.inlineSuggest.trigger`) and shows the whole suggestion.
+ */
+export interface CompletionGrownParams {
+  uri: string;
+  position: { line: number; character: number };
+}
+export const CompletionGrownNotification = new NotificationType<CompletionGrownParams>(
+  'leapfrog/completionGrown',
+);

@@ -88,7 +88,7 @@ export function completionSettings(): CompletionSettings {
   return {
     enabled: c.get<boolean>('completion.enabled', true),
     languages: c.get<Record<string, boolean>>('completion.languages', {}),
-    debounceMs: c.get<number>('completion.debounceMs', 20),
+    debounceMs: c.get<number>('completion.debounceMs', 0),
     maxTokens: c.get<number>('completion.maxTokens', 128),
   };
 }

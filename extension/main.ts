@@ -9,6 +9,7 @@ import { EndpointKey } from './endpoint-key';
 import { explainSelection } from './explain';
 import { CompletionGate } from './gate';
 import { ACCEPTED_COMMAND, InlineProvider } from './inline/provider';
+import { registerInlineProvider } from './inline/register';
 import { Responsiveness } from './responsiveness';
 import { registerLanguageModelProvider } from './lm/register';
 import { Log } from './log';
@@ -42,7 +43,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     engine.onDidChange(render),
     gate.onDidChange(render),
     vscode.window.onDidChangeActiveTextEditor(render),
-    vscode.languages.registerInlineCompletionItemProvider({ pattern: '**' }, inline),
+    registerInlineProvider(inline),
     vscode.window.registerWebviewViewProvider(CHAT_VIEW_ID, chatView, {
       // Keeps a streaming reply alive while the sidebar shows another view.
       webviewOptions: { retainContextWhenHidden: true },

@@ -17,8 +17,10 @@ import {
 } from 'vscode-languageclient/node';
 import {
   ChatDeltaNotification,
+  CompletionGrownNotification,
   DidChangeStatusNotification,
   type ChatDeltaParams,
+  type CompletionGrownParams,
   StatusRequest,
   type StatusResult,
 } from '../engine/protocol';
@@ -48,6 +50,9 @@ export class Sidecar implements vscode.Disposable {
   private readonly chatDelta = new vscode.EventEmitter<ChatDeltaParams>();
   /** Streamed chat/explain text, from whichever client is current. */
   readonly onChatDelta = this.chatDelta.event;
+  private readonly completionGrown = new vscode.EventEmitter<CompletionGrownParams>();
+  /** A partial ghost-text answer's suggestion is now whole on the engine (leapfrog/completionGrown). */
+  readonly onCompletionGrown = this.completionGrown.event;
   private crashes: number[] = [];
   /**
    * Set once an error notification is up; no other pops up until the engine has been ready
@@ -191,6 +196,9 @@ export class Sidecar implements vscode.Disposable {
     client.onNotification(ChatDeltaNotification, (p) => {
       if (gen === this.generation) this.chatDelta.fire(p);
     });
+    client.onNotification(CompletionGrownNotification, (p) => {
+      if (gen === this.generation) this.completionGrown.fire(p);
+    });
     client.onDidChangeState((e) => {
       if (gen !== this.generation) return;
       if (e.newState === State.Running) void this.onRunning(client);
@@ -332,5 +340,6 @@ export class Sidecar implements vscode.Disposable {
     this.changed.dispose();
     this.clientStarted.dispose();
     this.chatDelta.dispose();
+    this.completionGrown.dispose();
   }
 }

@@ -17,6 +17,12 @@ export interface CompletionOptions {
    */
   deadlineMs: number;
   backgroundMs: number;
+  /**
+   * While a deadline is in force: answer as soon as the suggestion's first line is complete
+   * (post-processing keeps it), rather than wait for the whole block or the deadline; the
+   * rest is generated into the typed-ahead cache and the client is told it grew.
+   */
+  firstLineFirst: boolean;
   /** Chat starts or resumes only this long after the last completion request (typing). */
   chatTypingHoldMs: number;
   maxLines: number;
@@ -36,6 +42,9 @@ export const defaultCompletionOptions: CompletionOptions = {
   // show what there is, finish it behind the scenes (the setting leapfrog.completion.deadlineMs).
   deadlineMs: 150,
   backgroundMs: 3000,
+  // Measured in the editor (BENCHMARKS.md, session 9): with the bundled model a block of
+  // several lines took the whole 150 ms deadline, its first line ~25 ms.
+  firstLineFirst: true,
   // Longer than the pause between two keystrokes, short enough not to be felt in the chat.
   chatTypingHoldMs: 600,
   maxLines: 16,

@@ -44,8 +44,16 @@ export type CompletionResult =
       text: string;
       source: 'model' | 'typed-ahead';
       stats: Record<string, number>;
-      /** Answered at the deadline; the rest is being generated into the typed-ahead cache. */
+      /**
+       * Answered before the generation ended (its first line, or at the deadline); the rest
+       * is being generated into the typed-ahead cache.
+       */
       partial?: boolean;
+      /**
+       * With `partial`: settles when the background generation has ended, true when it left
+       * a longer suggestion for this cursor in the typed-ahead cache than the one answered.
+       */
+      grown?: Promise<boolean>;
     }
   | { status: 'cancelled' | 'superseded' };
 
@@ -107,6 +115,13 @@ export class CompletionService {
   private readonly prefetching = new Map<string, Prefetch>();
   /** The cursor of the latest request per document (a prefetch there would supersede it). */
   private readonly lastAsked = new Map<string, { prefix: string; suffix: string }>();
+  /** The first line of each document's last prompt window (kept while it fits: KV reuse). */
+  private readonly windowStarts = new Map<string, number>();
+  /** Background generations behind partial answers, by document (typed-ahead grows there). */
+  private readonly growing = new Map<
+    string,
+    { prefix: string; suffix: string; done: Promise<void> }
+  >();
 
   constructor(
     private readonly host: ModelHost,
@@ -158,6 +173,8 @@ export class CompletionService {
     this.typedAhead.forget(uri);
     this.lastAsked.delete(uri);
     this.ring.forget(uri);
+    this.growing.delete(uri);
+    this.windowStarts.delete(uri);
   }
 
   complete(req: CompletionRequest): CompletionCall {
@@ -205,10 +222,19 @@ export class CompletionService {
     if (reused !== undefined) {
       this.counters.typedAheadHits++;
       this.typedAhead.remember(req.uri, docPrefix, docSuffix, reused);
+      // Still growing behind an earlier partial answer: this one is partial too.
+      const g = this.growing.get(req.uri);
+      const growing = g && g.suffix === docSuffix && docPrefix.startsWith(g.prefix);
       return {
         status: 'ok',
         text: reused,
         source: 'typed-ahead',
+        ...(growing
+          ? {
+              partial: true,
+              grown: this.grownPast(req.uri, docPrefix, docSuffix, reused, g.done),
+            }
+          : {}),
         stats: { typed_ahead: 1, total_ms: Date.now() - started },
       };
     }
@@ -251,7 +277,9 @@ export class CompletionService {
         anchorLines: this.opts.anchorLines,
       },
       count,
+      this.windowStarts.get(req.uri),
     );
+    this.windowStarts.set(req.uri, window.prefixStartLine);
     const extra: ExtraChunk[] = target.extraChunks
       ? this.ring.chunksFor(req.uri, budgets.extraTokens)
       : [];
@@ -289,9 +317,16 @@ export class CompletionService {
     let answer: ((text: string) => void) | undefined;
     const answered = new Promise<string>((r) => (answer = r));
     let answeredText: string | undefined;
+    // With a deadline in force, the first complete line is answered at once (the rest
+    // follows into the typed-ahead cache); at the deadline, whatever post-processing keeps.
+    const firstLineFirst = this.opts.firstLineFirst;
     const answerIfDue = () => {
-      if (!deadline.passed || answeredText !== undefined || healer.mismatch) return;
-      const text = postprocess(raw, ctx);
+      if (answeredText !== undefined || healer.mismatch) return;
+      let text: string;
+      if (deadline.passed) text = postprocess(raw, ctx);
+      else if (firstLineFirst && deadline.armed && raw.includes('\n')) {
+        text = postprocess(raw.slice(0, raw.lastIndexOf('\n')), ctx);
+      } else return;
       if (!text) return;
       answeredText = text;
       this.typedAhead.remember(req.uri, docPrefix, docSuffix, text);
@@ -338,21 +373,30 @@ export class CompletionService {
     ]);
     if (first.status === 'answered') {
       this.counters.answeredAtDeadline++;
-      void ticket.outcome.then((outcome) => {
-        // The request is answered: only the typed-ahead cache and the figures are left.
-        if (outcome.status !== 'finished' || handle?.failed) return;
-        this.counters.completions++;
-        target.prefillRate?.note(outcome.stats);
-        this.onFinished(outcome.stats);
-        if (!healer.mismatch) {
-          this.typedAhead.extend(req.uri, docPrefix, docSuffix, postprocess(raw, ctx));
-        }
+      const done = ticket.outcome.then(
+        (outcome) => {
+          // The request is answered: only the typed-ahead cache and the figures are left.
+          if (outcome.status !== 'finished' || handle?.failed) return;
+          this.counters.completions++;
+          target.prefillRate?.note(outcome.stats);
+          this.onFinished(outcome.stats);
+          if (!healer.mismatch) {
+            this.typedAhead.extend(req.uri, docPrefix, docSuffix, postprocess(raw, ctx));
+          }
+        },
+        () => undefined,
+      );
+      const entry = { prefix: docPrefix, suffix: docSuffix, done };
+      this.growing.set(req.uri, entry);
+      void done.then(() => {
+        if (this.growing.get(req.uri) === entry) this.growing.delete(req.uri);
       });
       return {
         status: 'ok',
         text: first.text,
         source: 'model',
         partial: true,
+        grown: this.grownPast(req.uri, docPrefix, docSuffix, first.text, done),
         stats: { partial: 1, total_ms: Date.now() - started },
       };
     }
@@ -372,6 +416,23 @@ export class CompletionService {
       source: 'model',
       stats: { ...statsRecord(outcome.stats), total_ms: Date.now() - started, typed_ahead: 0 },
     };
+  }
+
+  /**
+   * Once `done` (a background generation) has ended: whether the typed-ahead memory now
+   * holds more for this cursor than `answered`.
+   */
+  private grownPast(
+    uri: string,
+    prefix: string,
+    suffix: string,
+    answered: string,
+    done: Promise<void>,
+  ): Promise<boolean> {
+    return done.then(() => {
+      const now = this.typedAhead.lookup(uri, prefix, suffix);
+      return now !== undefined && now.length > answered.length && now.startsWith(answered);
+    });
   }
 
   /** The endpoint's target while one is set (undefined while it is down), else the model's. */

@@ -1,7 +1,10 @@
-// Prefix and suffix windows around the cursor, sized in tokens. The prefix window starts at
-// a line that is a multiple of `anchorLines`, so it stays put while the user types down
-// through the file: the prompt's start (and with it the reusable KV prefix) changes only
-// every `anchorLines` lines instead of on every new line.
+// Prefix and suffix windows around the cursor, sized in tokens. The prompt's start decides
+// how much of the model's KV cache the next request can reuse (everything up to the first
+// changed token): a window whose first line moves makes the model read the whole prompt
+// again (930 tokens: ~290 ms of the bundled model in the editor, against ~2 ms for one new
+// line). So the window keeps the previous request's first line while it fits the budget
+// (the cursor moved up or down inside it), moves with room to spare once the user has typed
+// past its end (a quarter of the budget), and starts at a multiple of `anchorLines`.
 
 export interface WindowBudget {
   prefixTokens: number;
@@ -32,6 +35,8 @@ export function buildContextWindow(
   character: number,
   budget: WindowBudget,
   countTokens: (text: string) => number,
+  /** The first line of the previous window in this document, kept where it still fits. */
+  previousStart?: number,
 ): ContextWindow {
   const current = lines[line] ?? '';
   let linePrefix = current.slice(0, character);
@@ -44,16 +49,28 @@ export function buildContextWindow(
     linePrefix = linePrefix.slice(-budget.prefixTokens * 3);
     used = budget.prefixTokens;
   }
-  let start = line;
-  while (start > 0) {
-    const cost = countTokens(lines[start - 1]) + 1;
-    if (used + cost > budget.prefixTokens) break;
-    used += cost;
-    start--;
-  }
-  if (start > 0 && budget.anchorLines > 1) {
-    start = Math.min(line, Math.ceil(start / budget.anchorLines) * budget.anchorLines);
-  }
+  const firstLineWithin = (tokens: number): number => {
+    let first = line;
+    let total = used;
+    while (first > 0) {
+      const cost = countTokens(lines[first - 1]) + 1;
+      if (total + cost > tokens) break;
+      total += cost;
+      first--;
+    }
+    return first;
+  };
+  const anchored = (first: number): number =>
+    first > 0 && budget.anchorLines > 1
+      ? Math.min(line, Math.ceil(first / budget.anchorLines) * budget.anchorLines)
+      : first;
+  const earliest = firstLineWithin(budget.prefixTokens);
+  let start: number;
+  if (previousStart !== undefined && previousStart >= earliest && previousStart <= line) {
+    start = previousStart;
+  } else if (previousStart !== undefined && previousStart < earliest) {
+    start = anchored(firstLineWithin(Math.floor((budget.prefixTokens * 3) / 4)));
+  } else start = anchored(earliest);
   const above = lines.slice(start, line);
   const prefix = (above.length ? above.join('\n') + '\n' : '') + linePrefix;
 

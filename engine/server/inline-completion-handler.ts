@@ -14,7 +14,11 @@ import {
 import type { TextDocument } from 'vscode-languageserver-textdocument';
 import type { EngineCore } from './engine-core';
 import { promptPath, type CompletionRequest } from '../completion/completion-service';
-import type { LeapfrogInlineCompletionItem, PrefetchParams } from '../protocol';
+import type {
+  CompletionGrownParams,
+  LeapfrogInlineCompletionItem,
+  PrefetchParams,
+} from '../protocol';
 import { log } from './log';
 import { repoNameFor } from '../completion/repo-name';
 import { onCancel } from './on-cancel';
@@ -36,6 +40,8 @@ export async function handleInlineCompletion(
   documents: TextDocuments<TextDocument>,
   params: InlineCompletionParams,
   token: CancellationToken,
+  /** Told when a partial answer's suggestion has grown (leapfrog/completionGrown). */
+  onGrown: (p: CompletionGrownParams) => void = () => {},
 ): Promise<InlineCompletionList> {
   requireFields(params, { textDocument: 'object', position: 'object' });
   requireFields(params.textDocument, { uri: 'string' });
@@ -54,6 +60,10 @@ export async function handleInlineCompletion(
     if (result.status === 'cancelled') throw cancelledError();
     if (result.status !== 'ok' || !result.text) return { items: [] };
     const at = params.position;
+    if (result.partial && result.grown) {
+      const position = { line: at.line, character: at.character };
+      void result.grown.then((grew) => grew && onGrown({ uri, position }));
+    }
     const item: LeapfrogInlineCompletionItem = {
       insertText: result.text,
       range: { start: at, end: at },

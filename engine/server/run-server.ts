@@ -17,6 +17,7 @@ import {
   ChatDeltaNotification,
   DidChangeStatusNotification,
   LEAPFROG_PROTOCOL_VERSION,
+  CompletionGrownNotification,
   PrefetchNotification,
 } from '../protocol';
 import type { LoadRequest } from '../models/model-host';
@@ -172,7 +173,9 @@ export async function runLanguageServer(opts: {
   documents.listen(conn);
 
   conn.languages.inlineCompletion.on((params, token) =>
-    handleInlineCompletion(core, documents, params, token),
+    handleInlineCompletion(core, documents, params, token, (grown) => {
+      void conn.sendNotification(CompletionGrownNotification, grown).catch(() => undefined);
+    }),
   );
   conn.onNotification(PrefetchNotification, (params) => handlePrefetch(core, documents, params));
   registerLeapfrogHandlers(conn, core, counters, settings);

@@ -20,6 +20,7 @@ import type { Sidecar } from '../sidecar';
 import { AdaptiveDebounce } from './latency';
 import { TypedAheadCache } from './typed-ahead';
 import { Prefetcher } from './prefetch';
+import { GrowthWatch, type GrowthPlace } from './growth-watch';
 
 export const ACCEPTED_COMMAND = 'leapfrog.completionAccepted';
 
@@ -29,6 +30,8 @@ export class InlineProvider implements vscode.InlineCompletionItemProvider, vsco
   private inflight: vscode.CancellationTokenSource | undefined;
   private lastShown = '';
   private readonly prefetcher: Prefetcher;
+  private readonly growth = new GrowthWatch();
+  private readonly growthSub: vscode.Disposable;
 
   constructor(
     private readonly sidecar: Sidecar,
@@ -37,6 +40,12 @@ export class InlineProvider implements vscode.InlineCompletionItemProvider, vsco
     this.prefetcher = new Prefetcher(sidecar, gate);
     // A new engine (restart, other model) makes remembered suggestions meaningless.
     sidecar.onDidStartClient(() => this.cache.clear());
+    // A partial answer finished growing on the engine: where nothing moved, show all of it.
+    this.growthSub = sidecar.onCompletionGrown((p) => {
+      if (this.growth.grown(p.uri, p.position, editorPlace())) {
+        void vscode.commands.executeCommand('editor.action.inlineSuggest.trigger');
+      }
+    });
   }
 
   get latencyMs(): number {
@@ -54,6 +63,7 @@ export class InlineProvider implements vscode.InlineCompletionItemProvider, vsco
     // Several cursors: one suggestion cannot fit them all, so offer none.
     if (editor && editor.document === doc && editor.selections.length > 1) return undefined;
     const selected = ctx.selectedCompletionInfo;
+    this.growth.clear();
 
     if (!selected) {
       const rest = this.cache.lookup(doc, pos);
@@ -107,6 +117,14 @@ export class InlineProvider implements vscode.InlineCompletionItemProvider, vsco
       // for the rest rather than serving the part this side has.
       const partial = (first as Partial<LeapfrogInlineCompletionItem>).partial === true;
       if (!selected && atCursor && !partial) this.cache.remember(doc, pos, text);
+      if (!selected && atCursor && partial) {
+        this.growth.expect({
+          uri: doc.uri.toString(),
+          version: doc.version,
+          line: pos.line,
+          character: pos.character,
+        });
+      }
       return this.items(doc, pos, text, selected, atCursor ? undefined : r);
     } finally {
       sub.dispose();
@@ -168,8 +186,22 @@ export class InlineProvider implements vscode.InlineCompletionItemProvider, vsco
 
   dispose(): void {
     this.inflight?.cancel();
+    this.growthSub.dispose();
     this.prefetcher.dispose();
   }
+}
+
+/** The editor in front as a growth watch sees it (none with several cursors). */
+function editorPlace(): GrowthPlace | undefined {
+  const e = vscode.window.activeTextEditor;
+  if (!e || e.selections.length !== 1 || !e.selection.isEmpty) return undefined;
+  const at = e.selection.active;
+  return {
+    uri: e.document.uri.toString(),
+    version: e.document.version,
+    line: at.line,
+    character: at.character,
+  };
 }
 
 /** Resolves true after `ms`, or false as soon as the token is cancelled. */

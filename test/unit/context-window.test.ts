@@ -31,6 +31,35 @@ describe('context windows', () => {
     for (const s of starts) assert.equal(s % 16, 0);
   });
 
+  it('keeps the previous first line while it fits, so the KV prefix is reused', () => {
+    const budget = { prefixTokens: 80, suffixTokens: 10, anchorLines: 16 };
+    const first = buildContextWindow(lines, 120, 0, budget, count);
+    // Up and down inside the window: the same first line (a fresh window would move).
+    for (const line of [first.prefixStartLine, 113, 118, 125]) {
+      const w = buildContextWindow(lines, line, 0, budget, count, first.prefixStartLine);
+      assert.equal(w.prefixStartLine, first.prefixStartLine, `line ${line}`);
+      assert.ok(w.prefix.split('\n').reduce((n, l) => n + count(l) + 1, 0) <= 81);
+    }
+    assert.notEqual(
+      buildContextWindow(lines, 113, 0, budget, count).prefixStartLine,
+      first.prefixStartLine,
+      'without the previous start the window would have moved',
+    );
+  });
+
+  it('moves with room to spare once typing has left the window, and follows the cursor up', () => {
+    const budget = { prefixTokens: 80, suffixTokens: 10, anchorLines: 1 };
+    const first = buildContextWindow(lines, 120, 0, budget, count);
+    const down = buildContextWindow(lines, 160, 0, budget, count, first.prefixStartLine);
+    const prefixTokens = down.prefix.split('\n').reduce((n, l) => n + count(l) + 1, 0);
+    assert.ok(prefixTokens <= 61, `moved window holds ${prefixTokens} tokens (room left)`);
+    const up = buildContextWindow(lines, 50, 0, budget, count, first.prefixStartLine);
+    assert.equal(
+      up.prefixStartLine,
+      buildContextWindow(lines, 50, 0, budget, count).prefixStartLine,
+    );
+  });
+
   it('handles the first and last lines and a huge line', () => {
     const w = buildContextWindow(
       ['abc'],

@@ -110,6 +110,38 @@ describe('completion path (fake engine)', () => {
     assert.equal(completion.calls.length, 1, 'no second generation');
   });
 
+  it('with a deadline, answers the first complete line at once; the rest grows into typed-ahead', async () => {
+    const { completion, service } = await setup();
+    service.deadlineMs = 2000; // far away: only the first line can make the early answer
+    completion.tickMs = 5;
+    const block = 'a = compute(1)\n    b = compute(2)\n    return a + b';
+    completion.reply = () => ['    ' + block + '\n', 1];
+    const t0 = Date.now();
+    const r = await service.complete(req('def f():\n    \n', 1, 4)).result;
+    const waited = Date.now() - t0;
+    assert.ok(r.status === 'ok' && r.partial, 'answered before the generation ended');
+    assert.equal(r.status === 'ok' && r.text, 'a = compute(1)');
+    assert.ok(waited < 1000, `answered after ${waited} ms, not at the first line`);
+    // The client is told when the suggestion has grown past what was answered...
+    assert.equal(await (r.status === 'ok' && r.grown), true);
+    // ...and asking again at the same cursor then gives all of it, without the model.
+    const again = await service.complete(req('def f():\n    \n', 1, 4)).result;
+    assert.deepEqual(again.status === 'ok' && [again.text, again.source, again.partial], [
+      block,
+      'typed-ahead',
+      undefined,
+    ]);
+    assert.equal(completion.calls.length, 1);
+  });
+
+  it('without a deadline (leapfrog complete, tests), the whole suggestion in one answer', async () => {
+    const { completion, service } = await setup();
+    completion.tickMs = 2;
+    completion.reply = () => ['    a = 1\n    b = 2\n', 1];
+    const r = await service.complete(req('def f():\n    \n', 1, 4)).result;
+    assert.deepEqual(r.status === 'ok' && [r.text, r.partial], ['a = 1\n    b = 2', undefined]);
+  });
+
   it('a finished prefetch answers the request at its cursor without the model', async () => {
     const { completion, service } = await setup();
     completion.reply = () => ['    total = 0', 1];
