@@ -23,6 +23,11 @@ export interface CompletionOptions {
    * rest is generated into the typed-ahead cache and the client is told it grew.
    */
   firstLineFirst: boolean;
+  /**
+   * While a deadline is in force: once a suggestion is whole, compute the one after
+   * accepting it in the background (CompletionService.acceptAhead).
+   */
+  acceptAhead: boolean;
   /** Chat starts or resumes only this long after the last completion request (typing). */
   chatTypingHoldMs: number;
   maxLines: number;
@@ -45,6 +50,7 @@ export const defaultCompletionOptions: CompletionOptions = {
   // Measured in the editor (BENCHMARKS.md, session 9): with the bundled model a block of
   // several lines took the whole 150 ms deadline, its first line ~25 ms.
   firstLineFirst: true,
+  acceptAhead: true,
   // Longer than the pause between two keystrokes, short enough not to be felt in the chat.
   chatTypingHoldMs: 600,
   maxLines: 16,

@@ -23,6 +23,11 @@ import { Prefetcher } from './prefetch';
 import { GrowthWatch, type GrowthPlace } from './growth-watch';
 
 export const ACCEPTED_COMMAND = 'leapfrog.completionAccepted';
+/**
+ * Escape while ghost text is shown (package.json keybinding): hides it as VS Code's own
+ * Escape does, and forgets a partial answer's growth, which would otherwise show it again.
+ */
+export const DISMISS_COMMAND = 'leapfrog.dismissSuggestion';
 
 export class InlineProvider implements vscode.InlineCompletionItemProvider, vscode.Disposable {
   private readonly debounce = new AdaptiveDebounce();
@@ -173,6 +178,12 @@ export class InlineProvider implements vscode.InlineCompletionItemProvider, vsco
     void this.sidecar.client
       ?.sendNotification(CompletionShownNotification, { uri: doc.uri.toString(), text })
       .catch(() => undefined);
+  }
+
+  /** Called through DISMISS_COMMAND (Escape over ghost text). */
+  async dismissed(): Promise<void> {
+    this.growth.clear();
+    await vscode.commands.executeCommand('editor.action.inlineSuggest.hide');
   }
 
   /** Called through ACCEPTED_COMMAND when the user takes a whole suggestion (Tab). */

@@ -20,4 +20,15 @@ describe('typed-ahead reuse', () => {
     c.forget('u');
     assert.equal(c.lookup('u', 'x = f', ''), undefined);
   });
+
+  it('keeps the suggestion computed ahead for after an accept beside the one shown', () => {
+    const c = new TypedAheadCache();
+    c.remember('u', 'x = ', '\n', 'foo(1)');
+    c.remember('u', 'x = foo(1)', '\n', '\ny = 2');
+    assert.equal(c.lookup('u', 'x = fo', '\n'), 'o(1)', 'typing into the shown one');
+    assert.equal(c.lookup('u', 'x = foo(1)', '\n'), '\ny = 2', 'accepted: the next one');
+    c.remember('u', 'x = foo(1)', '\n', ''); // nothing there after all
+    assert.equal(c.lookup('u', 'x = foo(1)', '\n'), undefined);
+    assert.equal(c.lookup('u', 'x = f', '\n'), 'oo(1)');
+  });
 });
