@@ -20,18 +20,34 @@ ThreadPool::ThreadPool(int n_threads) : n_threads_(n_threads < 1 ? 1 : n_threads
 
 ThreadPool::~ThreadPool() {
   stop_.store(true);
-  generation_.fetch_add(1);
+  generation_.store(last_job_ + 1);
   { std::lock_guard<std::mutex> l(sleep_mutex_); }
   wake_.notify_all();
   for (auto& t : threads_) t.join();
 }
 
-void ThreadPool::work(int thread) {
-  for (;;) {
-    const int task = next_task_.fetch_add(1, std::memory_order_relaxed);
-    if (task >= n_tasks_) break;
-    (*fn_)(task, thread);
+void ThreadPool::work(uint32_t job, int thread) {
+  // The task count is this very job's, or the job is not current: a newer job's count (and
+  // function) must never be taken for this one's.
+  const uint64_t jt = job_tasks_.load(std::memory_order_acquire);
+  if (static_cast<uint32_t>(jt >> 32) != job) return;
+  const uint32_t n_tasks = static_cast<uint32_t>(jt);
+  const std::function<void(int, int)>* fn = nullptr;
+  int finished = 0;
+  uint64_t v = next_task_.load(std::memory_order_acquire);
+  while (static_cast<uint32_t>(v >> 32) == job && static_cast<uint32_t>(v) < n_tasks) {
+    if (!next_task_.compare_exchange_weak(v, v + 1, std::memory_order_acq_rel,
+                                          std::memory_order_acquire)) {
+      continue;  // v now holds the current value
+    }
+    // A claimed task keeps its job from ending (its completion is counted below), so fn_
+    // is still this job's.
+    if (!fn) fn = fn_.load(std::memory_order_acquire);
+    (*fn)(static_cast<int>(static_cast<uint32_t>(v)), thread);
+    ++finished;
+    ++v;  // the likeliest next value; a failed exchange corrects it
   }
+  if (finished) done_.fetch_add(finished, std::memory_order_acq_rel);
 }
 
 void ThreadPool::worker(int index) {
@@ -50,8 +66,7 @@ void ThreadPool::worker(int index) {
     }
     seen = g;
     if (stop_.load()) return;
-    work(index);
-    busy_.fetch_sub(1, std::memory_order_acq_rel);
+    work(g, index);
   }
 }
 
@@ -62,25 +77,27 @@ void ThreadPool::run(int n_tasks, const std::function<void(int, int)>& fn) {
     return;
   }
   std::lock_guard<std::mutex> lock(run_mutex_);
-  fn_ = &fn;
-  n_tasks_ = n_tasks;
-  next_task_.store(0, std::memory_order_relaxed);
-  busy_.store(n_threads_ - 1, std::memory_order_relaxed);
-  generation_.fetch_add(1, std::memory_order_release);
+  const uint32_t job = ++last_job_;
+  // The previous job is over (all its tasks done): nobody reads these until the job is
+  // published by the release stores below.
+  fn_.store(&fn, std::memory_order_relaxed);
+  done_.store(0, std::memory_order_relaxed);
+  job_tasks_.store(pack(job, static_cast<uint32_t>(n_tasks)), std::memory_order_release);
+  next_task_.store(pack(job, 0), std::memory_order_release);
+  generation_.store(job, std::memory_order_release);
   // Taking the lock orders this wake-up after any worker's check-then-sleep (no lost wake).
   { std::lock_guard<std::mutex> l(sleep_mutex_); }
   wake_.notify_all();
-  work(0);
-  // Wait for the workers; yield after a while in case a worker lost its core (the machine
-  // may be shared, and a spinning waiter would then hold the core the worker needs).
-  for (int spin = 0; busy_.load(std::memory_order_acquire) != 0; ++spin) {
+  work(job, 0);
+  // Wait for the tasks other threads claimed; yield after a while in case one of them lost
+  // its core (a spinning waiter would then hold the core that thread needs).
+  for (int spin = 0; done_.load(std::memory_order_acquire) != n_tasks; ++spin) {
     if (spin < 4000) {
       LF_PAUSE();
     } else {
       std::this_thread::yield();
     }
   }
-  fn_ = nullptr;
 }
 
 int ThreadPool::physical_cores() {
