@@ -8,7 +8,7 @@ import { downloadModelCommand, modelFolder } from './download/command';
 import { EndpointKey } from './endpoint-key';
 import { explainSelection } from './explain';
 import { CompletionGate } from './gate';
-import { ACCEPTED_COMMAND, DISMISS_COMMAND, InlineProvider } from './inline/provider';
+import { ACCEPTED_COMMAND, InlineProvider } from './inline/provider';
 import { registerInlineProvider } from './inline/register';
 import { Responsiveness } from './responsiveness';
 import { registerLanguageModelProvider } from './lm/register';
@@ -51,7 +51,6 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand(ACCEPTED_COMMAND, (uri: string, text: string) =>
       inline.accepted(uri, text),
     ),
-    vscode.commands.registerCommand(DISMISS_COMMAND, () => inline.dismissed()),
     vscode.commands.registerCommand('leapfrog.statusMenu', () => showStatusMenu(gate)),
     vscode.commands.registerCommand('leapfrog.chooseModel', () =>
       chooseModel(context.globalState, engine, modelFolder(context)),

@@ -23,11 +23,6 @@ import { Prefetcher } from './prefetch';
 import { GrowthWatch, type GrowthPlace } from './growth-watch';
 
 export const ACCEPTED_COMMAND = 'leapfrog.completionAccepted';
-/**
- * Escape while ghost text is shown (package.json keybinding): hides it as VS Code's own
- * Escape does, and forgets a partial answer's growth, which would otherwise show it again.
- */
-export const DISMISS_COMMAND = 'leapfrog.dismissSuggestion';
 
 export class InlineProvider implements vscode.InlineCompletionItemProvider, vscode.Disposable {
   private readonly debounce = new AdaptiveDebounce();
@@ -47,7 +42,7 @@ export class InlineProvider implements vscode.InlineCompletionItemProvider, vsco
     sidecar.onDidStartClient(() => this.cache.clear());
     // A partial answer finished growing on the engine: where nothing moved, show all of it.
     this.growthSub = sidecar.onCompletionGrown((p) => {
-      if (this.growth.grown(p.uri, p.position, editorPlace())) {
+      if (this.growth.grown(p.uri, p.position, editorPlace(), Date.now())) {
         void vscode.commands.executeCommand('editor.action.inlineSuggest.trigger');
       }
     });
@@ -123,12 +118,15 @@ export class InlineProvider implements vscode.InlineCompletionItemProvider, vsco
       const partial = (first as Partial<LeapfrogInlineCompletionItem>).partial === true;
       if (!selected && atCursor && !partial) this.cache.remember(doc, pos, text);
       if (!selected && atCursor && partial) {
-        this.growth.expect({
-          uri: doc.uri.toString(),
-          version: doc.version,
-          line: pos.line,
-          character: pos.character,
-        });
+        this.growth.expect(
+          {
+            uri: doc.uri.toString(),
+            version: doc.version,
+            line: pos.line,
+            character: pos.character,
+          },
+          Date.now(),
+        );
       }
       return this.items(doc, pos, text, selected, atCursor ? undefined : r);
     } finally {
@@ -178,12 +176,6 @@ export class InlineProvider implements vscode.InlineCompletionItemProvider, vsco
     void this.sidecar.client
       ?.sendNotification(CompletionShownNotification, { uri: doc.uri.toString(), text })
       .catch(() => undefined);
-  }
-
-  /** Called through DISMISS_COMMAND (Escape over ghost text). */
-  async dismissed(): Promise<void> {
-    this.growth.clear();
-    await vscode.commands.executeCommand('editor.action.inlineSuggest.hide');
   }
 
   /** Called through ACCEPTED_COMMAND when the user takes a whole suggestion (Tab). */

@@ -9,7 +9,6 @@ import { join } from 'node:path';
 import {
   findNotification,
   artifacts,
-  ghostText,
   launch,
   openChat,
   openFile,
@@ -109,28 +108,6 @@ describe('e2e: Leapfrog in a real VS Code (code-server + Chromium)', function ()
       'export function lerp(a: number, b: number, t: number): number {\n',
       'ghost-text-typescript',
     );
-  });
-
-  it('Escape (Leapfrog binds it over ghost text) hides the suggestion, and it stays hidden', async function () {
-    const { page } = s;
-    await openFile(page, 'shapes.py');
-    await page.keyboard.type('def perimeter_of_square(side):\n', { delay: 25 });
-    let ghost = await waitGhost(page, 20_000);
-    if (!ghost) {
-      await runCommand(page, 'Trigger Inline Suggestion');
-      ghost = await waitGhost(page, 20_000);
-    }
-    assert.ok(ghost.trim(), `no ghost text; status bar: ${await statusText(page)}`);
-    // At once: a partial answer's growth (leapfrog/completionGrown) may still be on its way;
-    // the binding forgets it (GrowthWatch.clear, unit-tested), or the suggestion would return.
-    await page.keyboard.press('Escape');
-    const hiddenBy = Date.now() + 2_000;
-    while ((await ghostText(page)).trim() && Date.now() < hiddenBy) await sleep(50);
-    assert.equal((await ghostText(page)).trim(), '', 'Escape hid the ghost text');
-    for (let i = 0; i < 30; i++) {
-      await sleep(100);
-      assert.equal((await ghostText(page)).trim(), '', `ghost text came back after ${i * 100} ms`);
-    }
   });
 
   it('streams a chat reply, stops it, and keeps the conversation across a reload', async function () {
