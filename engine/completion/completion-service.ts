@@ -194,10 +194,11 @@ export class CompletionService {
    * from the typed-ahead memory instead of reading the accepted text into the model first
    * (with a fill-in-the-middle prompt the accepted text moves before the suffix, so the
    * generation's own KV entries cannot be reused: ~270 tokens took 1.5–2.6 s on a 1.5B model
-   * in the editor). Any request for the document supersedes it, like every prefetch.
+   * in the editor). Any request for the document supersedes it, like every prefetch. Not
+   * for a team's server: it would double the requests a shared server gets.
    */
   private acceptAhead(req: CompletionRequest, r: CompletionResult): void {
-    if (r.status !== 'ok' || !r.text) return;
+    if (r.status !== 'ok' || !r.text || this.remote()) return;
     const { prefix, suffix } = splitAtCursor(req);
     const shown = r.partial
       ? (r.grown ?? Promise.resolve(false)).then(
