@@ -259,7 +259,8 @@ export class CompletionService {
     const reused = this.typedAhead.lookup(req.uri, docPrefix, docSuffix);
     if (reused !== undefined) {
       this.counters.typedAheadHits++;
-      this.typedAhead.remember(req.uri, docPrefix, docSuffix, reused);
+      // The entry that answered stays as it is (not copied to this cursor): it answers every
+      // cursor typed into it, and a generation still behind it goes on extending it.
       // Still growing behind an earlier partial answer: this one is partial too.
       const g = this.growing.get(req.uri);
       const growing = g && g.suffix === docSuffix && docPrefix.startsWith(g.prefix);

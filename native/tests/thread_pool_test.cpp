@@ -14,7 +14,7 @@ using leapfrog::cpu::ThreadPool;
 
 namespace {
 // Runs `jobs` jobs of varying sizes; each task records that it ran, under which job, on
-// which thread. Returns false (with CHECKs failed) on any task run twice, never, or late.
+// which thread. A CHECK fails on any task run twice, never, late, or on a bad thread index.
 void run_jobs(ThreadPool& pool, int jobs, int stall_every) {
   std::atomic<int> current{-1};
   std::vector<std::atomic<int>> runs(64);

@@ -160,6 +160,26 @@ describe('completion path (fake engine)', () => {
     assert.equal(completion.calls.length, 2, 'the accept asked the model nothing');
   });
 
+  it('typing into a suggestion that is still growing: partial, then the whole rest', async () => {
+    const { completion, service } = await setup();
+    service.deadlineMs = 2000;
+    completion.tickMs = 5;
+    const block = 'a = compute(1)\n    b = compute(2)\n    return a + b';
+    completion.reply = () => ['    ' + block + '\n', 1];
+    const first = await service.complete(req('def f():\n    \n', 1, 4)).result;
+    assert.equal(first.status === 'ok' && first.text, 'a = compute(1)');
+    // The user types 'a = ' while the rest is still being generated.
+    const typed = await service.complete(req('def f():\n    a = \n', 1, 8)).result;
+    assert.ok(typed.status === 'ok' && typed.source === 'typed-ahead' && typed.partial);
+    assert.equal(await (typed.status === 'ok' && typed.grown), true);
+    const again = await service.complete(req('def f():\n    a = \n', 1, 8)).result;
+    assert.deepEqual(again.status === 'ok' && [again.text, again.source], [
+      block.slice('a = '.length),
+      'typed-ahead',
+    ]);
+    assert.equal(completion.calls.length, 1);
+  });
+
   it('without a deadline (leapfrog complete, tests), the whole suggestion in one answer', async () => {
     const { completion, service } = await setup();
     completion.tickMs = 2;
