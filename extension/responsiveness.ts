@@ -1,13 +1,16 @@
 // How long the extension host's event loop was blocked (perf_hooks' event-loop delay
 // histogram): the editor freezes while it is. "Leapfrog: Report Extension Host
 // Responsiveness" shows the figures since the last report (or since activation) and starts
-// over; the editor-latency benchmark reads them from the notification.
+// over; the editor-latency benchmark reads them from the notification (and, with its
+// `--diagnose DIR`, what each block was: exthost-diagnostics.ts).
 import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
 import * as vscode from 'vscode';
+import { ExtHostDiagnostics } from './exthost-diagnostics';
 
 export class Responsiveness implements vscode.Disposable {
   private readonly histogram: IntervalHistogram;
   private since = Date.now();
+  private readonly diagnostics = ExtHostDiagnostics.fromEnvironment();
 
   constructor() {
     this.histogram = monitorEventLoopDelay({ resolution: 10 });
@@ -30,6 +33,7 @@ export class Responsiveness implements vscode.Disposable {
   }
 
   report(): void {
+    this.diagnostics?.save();
     const r = this.take();
     void vscode.window.showInformationMessage(
       `Leapfrog: extension host event loop over ${r.seconds} s: ` +
@@ -39,5 +43,6 @@ export class Responsiveness implements vscode.Disposable {
 
   dispose(): void {
     this.histogram.disable();
+    this.diagnostics?.dispose();
   }
 }

@@ -18,7 +18,8 @@ commands:
             [--seed S] [--ctx N] [--corpus-file F] [--json]
   tokenize  [--model F] (--text T | --file F) [--add-special] [--parse-special] [--json]
   complete  [generation flags] --file SRC --line L --character C [--max-tokens N] [--json]
-  lsp       --stdio [--model F] [--draft F] [--threads N]
+  lsp       --stdio [--model F] [--draft F] [--threads N] [--nice 0-19] (default 10: the
+            engine yields the CPU to the editor)
             [--endpoint URL [--endpoint-model M] [--api-key K]] (completions and chat on an
             OpenAI-compatible server instead of the local model; the key also from
             LEAPFROG_API_KEY)

@@ -9,13 +9,18 @@
 // host's event loop was blocked ("Leapfrog: Report Extension Host Responsiveness").
 //
 //   npx tsx test/bench/editor-latency.ts [--model F] [--draft F] [--threads N] [--file F]
-//       [--places N] [--pause-ms MS] [--completions off] [--out results.json]
+//       [--places N] [--pause-ms MS] [--completions off] [--diagnose DIR [--cpu-profile]]
+//       [--out results.json]
 // `--completions off` runs the same session with ghost text switched off: the extension
 // host's event-loop figures without Leapfrog's completions, to compare against.
+// `--diagnose DIR` logs each stall of the extension host over the typing session with whether
+// its thread ran or waited for a CPU, and every GC pause (DIR/exthost-1.json; exthost-0 is the
+// start-up); with `--cpu-profile` also a CPU profile (DIR/exthost-1.cpuprofile:
+// `node scripts/profile-blocks.mjs` lists each block and what ran in it).
 //
 // Latency of a measured key: from its keydown to the first moment after it that ghost text
 // is shown. "none": no ghost text before the next key (or within the pause).
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import {
   launch,
@@ -86,6 +91,24 @@ async function waitIdle(s: Session): Promise<void> {
   }
 }
 
+/** The typing session's stalls (written at its report), the instrumentation's own left out. */
+function stallSummary(file: string): unknown {
+  interface Stall {
+    lateMs: number;
+    ranMs: number;
+    waitedMs: number;
+    whileSaving?: boolean;
+  }
+  const log = JSON.parse(readFileSync(file, 'utf8')) as { stalls: Stall[]; gcs: { ms: number }[] };
+  const stalls = log.stalls.filter((x) => !x.whileSaving);
+  return {
+    over40ms: stalls.length,
+    over50ms: stalls.filter((x) => x.lateMs > 50).length,
+    worst: stalls.sort((a, b) => b.lateMs - a.lateMs).slice(0, 5),
+    longestGcMs: Math.max(0, ...log.gcs.map((g) => g.ms)),
+  };
+}
+
 async function main(): Promise<void> {
   const why = skipReason();
   if (why) {
@@ -115,6 +138,12 @@ async function main(): Promise<void> {
     }
   }
   const chosen = candidates.slice(0, places).reverse();
+  const diagnoseDir = arg('diagnose');
+  if (diagnoseDir) {
+    mkdirSync(resolve(diagnoseDir), { recursive: true });
+    process.env.LEAPFROG_DIAGNOSE_DIR = resolve(diagnoseDir); // code-server passes it on
+    if (process.argv.includes('--cpu-profile')) process.env.LEAPFROG_DIAGNOSE_CPU = '1';
+  }
 
   const s = await launch('editor-latency', { [name]: text }, settings);
   try {
@@ -192,6 +221,9 @@ async function main(): Promise<void> {
       },
       byKey: summary,
       eventLoop: loop,
+      ...(diagnoseDir
+        ? { stalls: stallSummary(join(resolve(diagnoseDir), 'exthost-1.json')) }
+        : {}),
     };
     console.log(JSON.stringify(result, null, 2));
     writeOut(result);
