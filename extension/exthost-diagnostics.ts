@@ -1,5 +1,5 @@
 // What blocked the extension host's event loop, for the editor-latency benchmark's `--diagnose
-// DIR`: with LEAPFROG_DIAGNOSE_DIR set, every stall of a 10 ms timer over 40 ms is logged with
+// DIR`: with LEAPFROG_DIAGNOSE_DIR set, every stall of a 10 ms timer over 30 ms is logged with
 // what this thread did meanwhile — ran on a CPU (work: ours or VS Code's) or waited for one
 // (other processes had the cores) — beside every garbage collection's pause; with
 // LEAPFROG_DIAGNOSE_CPU=1 a CPU profile of the whole host runs too (`scripts/profile-blocks.mjs`
@@ -20,7 +20,7 @@ interface Stall {
   whileSaving?: true;
 }
 
-const STALL_MS = 40;
+const STALL_MS = 30;
 const round = (x: number) => Math.round(x * 10) / 10;
 
 export class ExtHostDiagnostics {

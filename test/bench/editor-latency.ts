@@ -91,9 +91,13 @@ async function waitIdle(s: Session): Promise<void> {
   }
 }
 
-/** The typing session's stalls (written at its report), the instrumentation's own left out. */
-function stallSummary(file: string): unknown {
+/**
+ * The typing session's stalls (written at its report), the instrumentation's own left out,
+ * each with the key pressed last before it began (`keys` in wall-clock ms).
+ */
+function stallSummary(file: string, keys: { wall: number; key: string }[]): unknown {
   interface Stall {
+    wall: number;
     lateMs: number;
     ranMs: number;
     waitedMs: number;
@@ -102,9 +106,16 @@ function stallSummary(file: string): unknown {
   const log = JSON.parse(readFileSync(file, 'utf8')) as { stalls: Stall[]; gcs: { ms: number }[] };
   const stalls = log.stalls.filter((x) => !x.whileSaving);
   return {
-    over40ms: stalls.length,
+    over30ms: stalls.length,
     over50ms: stalls.filter((x) => x.lateMs > 50).length,
-    worst: stalls.sort((a, b) => b.lateMs - a.lateMs).slice(0, 5),
+    worst: stalls
+      .sort((a, b) => b.lateMs - a.lateMs)
+      .slice(0, 5)
+      .map((x) => {
+        const began = x.wall - x.lateMs - 10;
+        const key = keys.filter((k) => k.wall <= began).at(-1);
+        return { ...x, afterKey: key ? `${key.key} +${Math.round(began - key.wall)} ms` : '-' };
+      }),
     longestGcMs: Math.max(0, ...log.gcs.map((g) => g.ms)),
   };
 }
@@ -181,6 +192,7 @@ async function main(): Promise<void> {
       keys: KeyEvent[];
       ghosts: GhostEvent[];
     };
+    const pageOrigin = (await s.page.evaluate('performance.timeOrigin')) as number;
     await runCommand(s.page, 'Leapfrog: Report Extension Host Responsiveness');
     const note = s.page.locator('.notification-list-item-message', {
       hasText: 'extension host event loop',
@@ -222,7 +234,12 @@ async function main(): Promise<void> {
       byKey: summary,
       eventLoop: loop,
       ...(diagnoseDir
-        ? { stalls: stallSummary(join(resolve(diagnoseDir), 'exthost-1.json')) }
+        ? {
+            stalls: stallSummary(
+              join(resolve(diagnoseDir), 'exthost-1.json'),
+              trace.keys.map((k) => ({ wall: pageOrigin + k.t, key: k.key })),
+            ),
+          }
         : {}),
     };
     console.log(JSON.stringify(result, null, 2));
