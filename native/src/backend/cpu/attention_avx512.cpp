@@ -4,7 +4,9 @@
 //     L1 serves four queries (the AVX2 kernel loaded it once per query), with the query's
 //     element broadcast from memory into the multiply-add;
 //   - the softmax's exponentials sixteen at a time (exp16 below, within 2 ulp of expf);
-//   - the weighted values in 512-bit vectors, two pairs sharing each value load.
+//   - the weighted values in 512-bit vectors, two pairs sharing each value load, over blocks
+//     of 32 positions (an output's accumulators are loaded and stored once per block; at 8
+//     positions a 16-token pass took ~8 % longer — BENCHMARKS.md, session 10).
 // Every (row, head) pair still sees the same float operations whatever the task holds
 // (scores over dimensions in two fixed chains, outputs over positions in order up to the
 // row's own limit), so a batched pass gives the one-row results bit for bit.
@@ -21,10 +23,14 @@ namespace leapfrog::cpu {
 
 namespace {
 
-constexpr int kBlock = 8;        // positions per block of weighted values
+constexpr int kBlock = 32;       // positions per block of weighted values
 constexpr int kScoreBlock = 16;  // positions per block of scores (one 512-bit vector)
 constexpr int kMaxHeadDim = 256;
 constexpr int kPairs = 8;  // (row, head) pairs whose scores share each key load
+// (row, head) pairs whose weighted values share each value load: four (16 accumulators) was
+// no faster than two on a Zen 5, within that machine's noise.
+constexpr int kValuePairs = 2;
+static_assert(kValuePairs >= 1 && kValuePairs <= 4);
 
 // e^x for 16 floats: 2^n * e^r with n = round(x / ln 2) and r = x - n ln 2 (in two parts,
 // Cody-Waite), e^r by a degree-6 polynomial (error below 2 ulp over the range softmax
@@ -92,7 +98,7 @@ inline void add_weighted(const float* const* w, const int* m, const float* v, in
                          float* const* out) {
   __m512 acc[P][NV];
   int most = 0;
-#pragma GCC unroll 2
+#pragma GCC unroll 4
   for (int g = 0; g < P; ++g) {
     most = std::max(most, m[g]);
 #pragma GCC unroll 8
@@ -102,7 +108,7 @@ inline void add_weighted(const float* const* w, const int* m, const float* v, in
 #pragma GCC unroll 8
     for (int c = 0; c < NV; ++c) {
       const __m512 vi = _mm512_loadu_ps(v + i * stride + 16 * c);
-#pragma GCC unroll 2
+#pragma GCC unroll 4
       for (int g = 0; g < P; ++g) {
         // A pair past its own limit skips the position (no add of a zero weight, so its
         // sequence of operations is the one it has alone).
@@ -110,10 +116,26 @@ inline void add_weighted(const float* const* w, const int* m, const float* v, in
       }
     }
   }
-#pragma GCC unroll 2
+#pragma GCC unroll 4
   for (int g = 0; g < P; ++g) {
 #pragma GCC unroll 8
     for (int c = 0; c < NV; ++c) _mm512_storeu_ps(out[g] + 16 * c, acc[g][c]);
+  }
+}
+
+// add_weighted for np (1..kValuePairs) pairs.
+template <int NV>
+inline void add_weighted_n(int np, const float* const* w, const int* m, const float* v, int stride,
+                           float* const* out) {
+  switch (np) {
+    case 4:
+      return add_weighted<4, NV>(w, m, v, stride, out);
+    case 3:
+      return add_weighted<3, NV>(w, m, v, stride, out);
+    case 2:
+      return add_weighted<2, NV>(w, m, v, stride, out);
+    default:
+      return add_weighted<1, NV>(w, m, v, stride, out);
   }
 }
 
@@ -248,10 +270,10 @@ void attend(const AttentionTask& t) {
     }
     int g = 0;
     while (g < pairs) {
-      const float* w[2];
-      float* out[2];
-      int m[2], np = 0;
-      for (; g < pairs && np < 2; ++g) {
+      const float* w[kValuePairs];
+      float* out[kValuePairs];
+      int m[kValuePairs], np = 0;
+      for (; g < pairs && np < kValuePairs; ++g) {
         const int mm = std::min(n, t.limit[row_of(g)] - j0);
         if (mm <= 0) continue;
         w[np] = p + size_t(g) * padded + j0;
@@ -260,17 +282,13 @@ void attend(const AttentionTask& t) {
       }
       if (np == 0) break;
       for (int d0 = 0; d0 < hd;) {
-        const float* const* wp = w;
-        float* o[2] = {out[0] + d0, np > 1 ? out[1] + d0 : nullptr};
+        float* o[kValuePairs];
+        for (int k = 0; k < np; ++k) o[k] = out[k] + d0;
         const int left = hd - d0;
-        if (np == 2 && left >= 64) {
-          add_weighted<2, 4>(wp, m, vf + d0, hd, o), d0 += 64;
-        } else if (np == 2 && left >= 16) {
-          add_weighted<2, 1>(wp, m, vf + d0, hd, o), d0 += 16;
-        } else if (left >= 64) {
-          add_weighted<1, 4>(wp, m, vf + d0, hd, o), d0 += 64;
+        if (left >= 64) {
+          add_weighted_n<4>(np, w, m, vf + d0, hd, o), d0 += 64;
         } else if (left >= 16) {
-          add_weighted<1, 1>(wp, m, vf + d0, hd, o), d0 += 16;
+          add_weighted_n<1>(np, w, m, vf + d0, hd, o), d0 += 16;
         } else {
           // A head size of 8 mod 16: the last 8 dimensions one by one, in the same order.
           for (int k = 0; k < np; ++k) {
