@@ -5,8 +5,8 @@
 //     element broadcast from memory into the multiply-add;
 //   - the softmax's exponentials sixteen at a time (exp16 below, within 2 ulp of expf);
 //   - the weighted values in 512-bit vectors, two pairs sharing each value load, over blocks
-//     of 32 positions (an output's accumulators are loaded and stored once per block; at 8
-//     positions a 16-token pass took ~8 % longer — BENCHMARKS.md, session 10).
+//     of 32 positions (an output's accumulators are loaded and stored once per block; blocks
+//     of 8 made 16-token passes longer in 5 of 7 alternated runs — BENCHMARKS.md, session 10).
 // Every (row, head) pair still sees the same float operations whatever the task holds
 // (scores over dimensions in two fixed chains, outputs over positions in order up to the
 // row's own limit), so a batched pass gives the one-row results bit for bit.
