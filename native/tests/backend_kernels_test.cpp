@@ -544,6 +544,33 @@ TEST(rms_norm_softmax_swiglu_match_naive) {
   }
 }
 
+TEST(silu_mul_matches_double_reference_on_every_isa) {
+  // Wide inputs (both exponential tails, zeros of both signs) over a tail that is not a
+  // multiple of a vector; within a few float ulps of silu(g) * u in double.
+  std::mt19937 rng(11);
+  std::normal_distribution<float> nd(0, 6);
+  std::vector<float> g0(4096 + 13), u(g0.size());
+  for (auto& v : g0) v = nd(rng);
+  for (auto& v : u) v = nd(rng);
+  g0[0] = 0, g0[1] = -0.0f, g0[2] = -100, g0[3] = 100, g0[4] = -87.5f, g0[5] = 88.0f;
+  g0[6] = -20, g0[7] = 1e-8f;
+  for (Isa isa : simd_isas()) {
+    const Kernels& k = kernels(isa);
+    if (!k.silu_mul) continue;
+    std::vector<float> g = g0;
+    k.silu_mul(g.data(), u.data(), g.size());
+    for (size_t i = 0; i < g.size(); ++i) {
+      const double x = g0[i], want = x / (1 + std::exp(-x)) * u[i];
+      const double err = std::fabs(g[i] - want), tol = 4e-7 * std::fabs(want) + 1e-30;
+      if (!(err <= tol)) {
+        throw lftest::FailTest{std::string(isa_name(isa)) + ": silu_mul(" + std::to_string(x) +
+                               ") * " + std::to_string(u[i]) + " = " + std::to_string(g[i]) +
+                               ", want " + std::to_string(want)};
+      }
+    }
+  }
+}
+
 // Attention over an f16 cache with GQA, causal and explicit masks, against a naive version
 // computed from the same f16-rounded keys and values.
 namespace {

@@ -17,6 +17,7 @@
 
 #include "backend/cpu/attention_x86_parts.h"
 #include "backend/cpu/avx512_parts.h"
+#include "backend/cpu/exp_avx512.h"
 #include "backend/cpu/kernels.h"
 
 namespace leapfrog::cpu {
@@ -31,25 +32,6 @@ constexpr int kPairs = 8;  // (row, head) pairs whose scores share each key load
 // no faster than two on a Zen 5, within that machine's noise.
 constexpr int kValuePairs = 2;
 static_assert(kValuePairs >= 1 && kValuePairs <= 4);
-
-// e^x for 16 floats: 2^n * e^r with n = round(x / ln 2) and r = x - n ln 2 (in two parts,
-// Cody-Waite), e^r by a degree-6 polynomial (error below 2 ulp over the range softmax
-// uses, x <= 0); x below -87.3 gives 0.
-inline __m512 exp16(__m512 x) {
-  const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
-                                        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), x);
-  r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
-  __m512 p = _mm512_set1_ps(1.9875691500e-4f);
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.3981999507e-3f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(8.3334519073e-3f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.1665795894e-2f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6666665459e-1f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201e-1f));
-  p = _mm512_fmadd_ps(p, _mm512_mul_ps(r, r), _mm512_add_ps(r, _mm512_set1_ps(1.0f)));
-  const __m512 y = _mm512_scalef_ps(p, n);
-  return _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(x, _mm512_set1_ps(-87.3f), _CMP_GE_OQ), y);
-}
 
 // Keys of positions [j0, j0 + n) (n <= 16; the rest read as zeros) as kt[d * 16 + i]: two
 // 8 x 8 transposes per 8 dimensions.

@@ -11,5 +11,7 @@ void install_packed_vnni(Kernels& t);
 void install_packed_kquant_vnni(Kernels& t);
 // Grouped-query attention (attention_avx512.cpp).
 void install_attention_avx512(Kernels& t);
+// SwiGLU's silu(gate) * up (activation_avx512.cpp).
+void install_activation_avx512(Kernels& t);
 
 }  // namespace leapfrog::cpu

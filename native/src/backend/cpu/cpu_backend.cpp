@@ -443,8 +443,10 @@ void CpuBackend::swiglu(DevicePtr<float> gate_d, DevicePtr<const float> up_d, in
   // and every element's result is the same whichever thread computes it.
   constexpr size_t kChunk = 4096;
   const int chunks = static_cast<int>((count + kChunk - 1) / kChunk);
+  const auto silu_mul = k_->silu_mul;
   pool_.run_sized(chunks, double(count) * 16, [&](int c, int) {
     const size_t end = std::min(count, (c + 1) * kChunk);
+    if (silu_mul) return silu_mul(gate + c * kChunk, up + c * kChunk, end - c * kChunk);
     for (size_t i = c * kChunk; i < end; ++i) {
       const float g = gate[i];
       gate[i] = g / (1.0f + std::exp(-g)) * up[i];

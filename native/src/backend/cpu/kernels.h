@@ -74,6 +74,9 @@ struct Kernels {
   // backend runs its generic loop over dot[F16] and axpy_f16. Each (row, head) result must
   // not depend on the other rows and heads of the task (batched passes stay bit-identical).
   void (*attend)(const AttentionTask& t);
+  // gate[i] = silu(gate[i]) * up[i] for i < n (SwiGLU), or null: then the backend's scalar
+  // loop with std::exp.
+  void (*silu_mul)(float* gate, const float* up, size_t n);
   // Indexed like dot: an interleaved layout of `group` rows this table's fastest product
   // reads, or group == 0 where the file's layout is used as is. pack() rewrites one group
   // of rows (row r at w + r * w_stride) into group * row_bytes bytes at dst; gemm then

@@ -375,6 +375,7 @@ const Kernels* kernels_avx512() {
     install_packed_vnni(t);
     install_packed_kquant_vnni(t);
     install_attention_avx512(t);
+    install_activation_avx512(t);
     return t;
   }();
   return &k;

@@ -257,6 +257,7 @@ const Kernels& kernels_scalar() {
          gemm_by_dot<dot_q5_0>},
         axpy_f16,
         nullptr,  // attention: the backend's generic loop over dot and axpy_f16
+        nullptr,  // silu_mul: the backend's loop with std::exp
         {},       // no packed layouts: the scalar kernels read the file's
     };
     scalar::install_lowbit(t);
