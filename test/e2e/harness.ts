@@ -18,8 +18,8 @@ const fallbackModel = join(root, '..', 'shared', 'data', 'models', 'stories260K.
 /**
  * The browser as a desktop user's: this VM runs it as root, and Chromium then raises its
  * browser, GPU and compositor threads to nice −8, which a user's browser or VS Code window
- * cannot (no CAP_SYS_NICE). Those threads then took the cores from the extension host for
- * 50–90 ms at a time (its thread waiting for a CPU, not running: BENCHMARKS.md, session 10).
+ * cannot (no CAP_SYS_NICE); at −8 they win every contest for a core against the extension
+ * host, whose longest blocks here were its thread waiting for a CPU (BENCHMARKS.md, session 10).
  * `setpriv` drops the capability for Chromium alone; without setpriv, or not as root, as is.
  */
 function browserExecutable(): string {
