@@ -84,14 +84,14 @@ export class ExtHostDiagnostics {
   save(): void {
     const n = this.saved++;
     const write = (profile?: object) => {
-      const t0 = performance.now();
       if (profile)
         writeFileSync(join(this.dir, `exthost-${n}.cpuprofile`), JSON.stringify(profile));
       const log = { stalls: this.stalls, gcs: this.gcs };
       writeFileSync(join(this.dir, `exthost-${n}.json`), JSON.stringify(log, null, 1));
       this.stalls.length = 0;
       this.gcs.length = 0;
-      this.savingUntil = performance.now() + (performance.now() - t0);
+      // The first tick after this one spans the writing: its stall is ours, marked.
+      this.savingUntil = performance.now();
     };
     if (!this.profiler) return write();
     this.profiler.post('Profiler.stop', (err, result) => {
