@@ -10,7 +10,8 @@ import { Session } from 'node:inspector';
 import { join } from 'node:path';
 import { PerformanceObserver } from 'node:perf_hooks';
 
-interface Stall {
+/** One stall of the event loop, as DIR/exthost-N.json lists it. */
+export interface Stall {
   at: number;
   /** Date.now() at its end: to line it up with other processes' logs. */
   wall: number;
@@ -20,12 +21,18 @@ interface Stall {
   whileSaving?: true;
 }
 
+/** DIR/exthost-N.json: the stalls and GC pauses since the previous save. */
+export interface DiagnosticsLog {
+  stalls: Stall[];
+  gcs: { at: number; ms: number; kind: number }[];
+}
+
 const STALL_MS = 30;
 const round = (x: number) => Math.round(x * 10) / 10;
 
 export class ExtHostDiagnostics {
   private readonly stalls: Stall[] = [];
-  private readonly gcs: { at: number; ms: number; kind: number }[] = [];
+  private readonly gcs: DiagnosticsLog['gcs'] = [];
   private readonly gcObserver: PerformanceObserver;
   private readonly probe: NodeJS.Timeout;
   private readonly profiler?: Session;
@@ -86,7 +93,7 @@ export class ExtHostDiagnostics {
     const write = (profile?: object) => {
       if (profile)
         writeFileSync(join(this.dir, `exthost-${n}.cpuprofile`), JSON.stringify(profile));
-      const log = { stalls: this.stalls, gcs: this.gcs };
+      const log: DiagnosticsLog = { stalls: this.stalls, gcs: this.gcs };
       writeFileSync(join(this.dir, `exthost-${n}.json`), JSON.stringify(log, null, 1));
       this.stalls.length = 0;
       this.gcs.length = 0;

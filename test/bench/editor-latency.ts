@@ -32,6 +32,7 @@ import {
   waitReady,
   type Session,
 } from '../e2e/harness';
+import type { DiagnosticsLog } from '../../extension/exthost-diagnostics';
 import { arg, percentile, writeOut } from './script-args';
 
 const KEY_MS = 110;
@@ -96,14 +97,7 @@ async function waitIdle(s: Session): Promise<void> {
  * each with the key pressed last before it began (`keys` in wall-clock ms).
  */
 function stallSummary(file: string, keys: { wall: number; key: string }[]): unknown {
-  interface Stall {
-    wall: number;
-    lateMs: number;
-    ranMs: number;
-    waitedMs: number;
-    whileSaving?: boolean;
-  }
-  const log = JSON.parse(readFileSync(file, 'utf8')) as { stalls: Stall[]; gcs: { ms: number }[] };
+  const log = JSON.parse(readFileSync(file, 'utf8')) as DiagnosticsLog;
   const stalls = log.stalls.filter((x) => !x.whileSaving);
   return {
     over30ms: stalls.length,

@@ -28,10 +28,9 @@ constexpr int kBlock = 32;       // positions per block of weighted values
 constexpr int kScoreBlock = 16;  // positions per block of scores (one 512-bit vector)
 constexpr int kMaxHeadDim = 256;
 constexpr int kPairs = 8;  // (row, head) pairs whose scores share each key load
-// (row, head) pairs whose weighted values share each value load: four (16 accumulators) was
-// no faster than two on a Zen 5, within that machine's noise.
+// (row, head) pairs whose weighted values share each value load. Four (16 accumulators) was
+// tried on a Zen 5: within that machine's noise of two (BENCHMARKS.md, session 10).
 constexpr int kValuePairs = 2;
-static_assert(kValuePairs >= 1 && kValuePairs <= 4);
 
 // Keys of positions [j0, j0 + n) (n <= 16; the rest read as zeros) as kt[d * 16 + i]: two
 // 8 x 8 transposes per 8 dimensions.
@@ -80,7 +79,7 @@ inline void add_weighted(const float* const* w, const int* m, const float* v, in
                          float* const* out) {
   __m512 acc[P][NV];
   int most = 0;
-#pragma GCC unroll 4
+#pragma GCC unroll 2
   for (int g = 0; g < P; ++g) {
     most = std::max(most, m[g]);
 #pragma GCC unroll 8
@@ -90,7 +89,7 @@ inline void add_weighted(const float* const* w, const int* m, const float* v, in
 #pragma GCC unroll 8
     for (int c = 0; c < NV; ++c) {
       const __m512 vi = _mm512_loadu_ps(v + i * stride + 16 * c);
-#pragma GCC unroll 4
+#pragma GCC unroll 2
       for (int g = 0; g < P; ++g) {
         // A pair past its own limit skips the position (no add of a zero weight, so its
         // sequence of operations is the one it has alone).
@@ -98,27 +97,20 @@ inline void add_weighted(const float* const* w, const int* m, const float* v, in
       }
     }
   }
-#pragma GCC unroll 4
+#pragma GCC unroll 2
   for (int g = 0; g < P; ++g) {
 #pragma GCC unroll 8
     for (int c = 0; c < NV; ++c) _mm512_storeu_ps(out[g] + 16 * c, acc[g][c]);
   }
 }
 
-// add_weighted for np (1..kValuePairs) pairs.
+// add_weighted for np (1 or 2) pairs.
+static_assert(kValuePairs == 2, "add_weighted_n dispatches one or two pairs");
 template <int NV>
 inline void add_weighted_n(int np, const float* const* w, const int* m, const float* v, int stride,
                            float* const* out) {
-  switch (np) {
-    case 4:
-      return add_weighted<4, NV>(w, m, v, stride, out);
-    case 3:
-      return add_weighted<3, NV>(w, m, v, stride, out);
-    case 2:
-      return add_weighted<2, NV>(w, m, v, stride, out);
-    default:
-      return add_weighted<1, NV>(w, m, v, stride, out);
-  }
+  if (np == kValuePairs) return add_weighted<kValuePairs, NV>(w, m, v, stride, out);
+  add_weighted<1, NV>(w, m, v, stride, out);
 }
 
 // Softmax over s[0, lim) in place (masked positions become 0); false when nothing is
