@@ -3,7 +3,8 @@
 // with the packed Q8_0/Q4_0/Q5_0/Q4_1/Q5_1/IQ4_NL/IQ4_XS products (packed_blocks.h) taking
 // vpdpbusd as their int8 step: one instruction instead of maddubs + madd + add, exact integer
 // sums, so the results equal the AVX2 packed results bit for bit. The K-quant products stay
-// AVX2's.
+// AVX2's, packed Q4_K included (its tile adds a sub-block's maddubs in int16 lanes and scales
+// them with one madd: no step of the instruction set's own).
 #include "backend/cpu/kernels.h"
 #include "backend/cpu/packed_blocks.h"
 

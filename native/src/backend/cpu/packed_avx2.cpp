@@ -1,4 +1,4 @@
-// The AVX2 table's Q8_0, Q4_0, Q5_0, Q4_1, Q5_1, IQ4_NL and IQ4_XS products over the 8-row
+// The AVX2 table's Q8_0, Q4_0, Q5_0, Q4_1, Q5_1, IQ4_NL, IQ4_XS and Q4_K products over the 8-row
 // interleaved layouts (packed_layouts.h), with maddubs + madd as the int8 step.
 #include "backend/cpu/avx2_parts.h"
 #include "backend/cpu/packed_blocks.h"
@@ -23,6 +23,9 @@ struct MaddStep {
 
 }  // namespace
 
-void install_packed(Kernels& t) { set_packed_8row<PackedTile<MaddStep>>(t); }
+void install_packed(Kernels& t) {
+  set_packed_8row<PackedTile<MaddStep>>(t);
+  set_packed_kquant_8row<PackedTile<MaddStep>>(t);
+}
 
 }  // namespace leapfrog::cpu::avx2

@@ -182,6 +182,163 @@ void tile_iq4_xs(const BlockIQ4_XSx8* x, const uint8_t* a, size_t as, float* y, 
   for (int c = 0; c < C; ++c) _mm256_storeu_ps(y + c * ldy, facc[c]);
 }
 
+// 8 packed Q4_K rows x C activation rows over super-blocks [b0, b1), the float sums as
+// tile()'s. The codes are unsigned, so a slice is one maddubs per activation row with no sign
+// moves, and a sub-block's 8 slices add up in int16 lanes before its scale is applied: a
+// maddubs lane is at most 2 * 15 * 128 = 3840, eight of them 30720 < 2^15. Then one madd
+// against sc_j (in both halves of each row's lane) makes the sub-block's exact int32 share of
+// tot, so per 32 multiply-adds the tile spends one maddubs and one 16-bit add where Q8_0
+// spends a sign, a maddubs, a madd and an add.
+template <int C>
+void tile_q4_k(const BlockQ4_Kx8* x, const uint8_t* a, size_t as, float* y, size_t ldy, int64_t b0,
+               int64_t b1) {
+  const auto act = [&](int c) { return reinterpret_cast<const ActQ8_K*>(a + c * as); };
+  const __m256i m4 = _mm256_set1_epi8(0xF);
+  if (b0 == 0) {
+#pragma GCC unroll 4
+    for (int c = 0; c < C; ++c) _mm256_storeu_ps(y + c * ldy, _mm256_setzero_ps());
+  }
+  for (int64_t b = b0; b < b1; ++b) {
+    const BlockQ4_Kx8& xb = x[b];
+    __m256i tot[C];
+#pragma GCC unroll 4
+    for (int c = 0; c < C; ++c) tot[c] = _mm256_setzero_si256();
+      // One sub-block at a time, not unrolled: two in flight spill the sums to the stack.
+#pragma GCC unroll 1
+    for (int j = 0; j < 8; ++j) {
+      // The super-block after next, three lines per sub-block rather than all 19 in one
+      // burst (tile_iq4_xs measured a burst stalling the tile).
+      const char* ahead = reinterpret_cast<const char*>(x + b + 2) + 192 * j;
+      for (int l = 0; l < 3; ++l) _mm_prefetch(ahead + 64 * l, _MM_HINT_T0);
+      const __m128i shift = _mm_cvtsi32_si128(4 * (j % 2));  // high nibbles for odd j
+      const __m256i sc =
+          _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(xb.sc[j])));
+      const __m256i sc16 = _mm256_or_si256(sc, _mm256_slli_epi32(sc, 16));
+      __m256i p[C];
+#pragma GCC unroll 4
+      for (int c = 0; c < C; ++c) p[c] = _mm256_setzero_si256();
+#pragma GCC unroll 8
+      for (int s = 0; s < kSlices; ++s) {
+        const __m256i wq = _mm256_and_si256(_mm256_srl_epi16(load256(xb.qs[j / 2][s]), shift), m4);
+#pragma GCC unroll 4
+        for (int c = 0; c < C; ++c) {
+          int32_t four;
+          std::memcpy(&four, act(c)[b].qs + 32 * j + 4 * s, 4);
+          p[c] = _mm256_add_epi16(p[c], _mm256_maddubs_epi16(wq, _mm256_set1_epi32(four)));
+          // Keeps the sums running: left free, GCC computes all 32 products first and adds
+          // them as a tree, spilling them to the stack (seen in the disassembly). One row's
+          // 8 products fit in registers, and its tree is shorter than the chain.
+          if constexpr (C > 1) asm("" : "+x"(p[c]));
+        }
+      }
+#pragma GCC unroll 4
+      for (int c = 0; c < C; ++c) tot[c] = _mm256_add_epi32(tot[c], _mm256_madd_epi16(p[c], sc16));
+    }
+    // msum = sum_j m_j * (bsums[2j] + bsums[2j + 1]): lanes (m_j, m_j) against the pair.
+    __m256i mp[8];
+#pragma GCC unroll 8
+    for (int j = 0; j < 8; ++j) {
+      const __m256i m =
+          _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(xb.m[j])));
+      mp[j] = _mm256_or_si256(m, _mm256_slli_epi32(m, 16));
+    }
+    const __m256 dw = f16x8(xb.d), dmin = f16x8(xb.dmin);
+#pragma GCC unroll 4
+    for (int c = 0; c < C; ++c) {
+      const ActQ8_K& ya = act(c)[b];
+      __m256i msum = _mm256_setzero_si256();
+#pragma GCC unroll 8
+      for (int j = 0; j < 8; ++j) {
+        int32_t pair;
+        std::memcpy(&pair, ya.bsums + 2 * j, 4);
+        msum = _mm256_add_epi32(msum, _mm256_madd_epi16(mp[j], _mm256_set1_epi32(pair)));
+      }
+      // As llama.cpp orders it: d = d_a * d_w, m = d_a * dmin_w, acc += d * sum - m * msum.
+      const __m256 da = _mm256_set1_ps(ya.d);
+      const __m256 t =
+          _mm256_fnmadd_ps(_mm256_mul_ps(da, dmin), _mm256_cvtepi32_ps(msum),
+                           _mm256_mul_ps(_mm256_mul_ps(da, dw), _mm256_cvtepi32_ps(tot[c])));
+      _mm256_storeu_ps(y + c * ldy, _mm256_add_ps(_mm256_loadu_ps(y + c * ldy), t));
+    }
+  }
+}
+
+// 8 packed Q6_K rows x C activation rows over super-blocks [b0, b1), the float sums as
+// tile()'s. A maddubs lane of 6-bit codes is at most 2 * 63 * 128 = 16128, so two slices add
+// up in int16 lanes (32256 < 2^15); each pair is scaled by sc_j with one madd.
+template <int C>
+void tile_q6_k(const BlockQ6_Kx8* x, const uint8_t* a, size_t as, float* y, size_t ldy, int64_t b0,
+               int64_t b1) {
+  const auto act = [&](int c) { return reinterpret_cast<const ActQ8_K*>(a + c * as); };
+  const __m256i m6 = _mm256_set1_epi8(0x3F);
+  if (b0 == 0) {
+#pragma GCC unroll 4
+    for (int c = 0; c < C; ++c) _mm256_storeu_ps(y + c * ldy, _mm256_setzero_ps());
+  }
+  for (int64_t b = b0; b < b1; ++b) {
+    const BlockQ6_Kx8& xb = x[b];
+    const auto pairs = [&](int k) {  // lanes (sc_2k, sc_2k+1) of each row, as int16
+      return _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(xb.sc[k])));
+    };
+    // -32 * sum_j sc_j * bsums[j]: the codes' offset, through the activation sums.
+    __m256i tot[C];
+#pragma GCC unroll 4
+    for (int c = 0; c < C; ++c) {
+      __m256i msum = _mm256_setzero_si256();
+#pragma GCC unroll 8
+      for (int k = 0; k < 8; ++k) {
+        int32_t pair;
+        std::memcpy(&pair, act(c)[b].bsums + 2 * k, 4);
+        msum = _mm256_add_epi32(msum, _mm256_madd_epi16(pairs(k), _mm256_set1_epi32(pair)));
+      }
+      tot[c] = _mm256_slli_epi32(_mm256_sub_epi32(_mm256_setzero_si256(), msum), 5);
+    }
+#pragma GCC unroll 1
+    for (int j = 0; j < 16; ++j) {
+      // The super-block after next, two of its 27 lines per sub-block.
+      const char* ahead = reinterpret_cast<const char*>(x + b + 2) + 128 * j;
+      for (int l = 0; l < 2; ++l) _mm_prefetch(ahead + 64 * l, _MM_HINT_T0);
+      // sc_j in both int16 halves of each row's lane: words 0, 0, 2, 2 or 1, 1, 3, 3.
+      const __m256i sp = pairs(j / 2);
+      const __m256i sc16 = j % 2 ? _mm256_shufflehi_epi16(_mm256_shufflelo_epi16(sp, 0xF5), 0xF5)
+                                 : _mm256_shufflehi_epi16(_mm256_shufflelo_epi16(sp, 0xA0), 0xA0);
+      const __m256i v0 = load256(xb.qs[j][0]), v1 = load256(xb.qs[j][1]), v2 = load256(xb.qs[j][2]);
+      __m256i w[4];
+      w[0] = _mm256_and_si256(v0, m6);
+      w[1] = _mm256_and_si256(v1, m6);
+      w[2] = _mm256_and_si256(v2, m6);
+      // Slice 3: the top bits of v0, v1, v2 moved to bits 0-1, 2-3, 4-5 (word shifts; what
+      // comes in from the neighbouring byte is masked off).
+      w[3] = _mm256_or_si256(
+          _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(v0, 6), _mm256_set1_epi8(0x03)),
+                          _mm256_and_si256(_mm256_srli_epi16(v1, 4), _mm256_set1_epi8(0x0C))),
+          _mm256_and_si256(_mm256_srli_epi16(v2, 2), _mm256_set1_epi8(0x30)));
+#pragma GCC unroll 4
+      for (int c = 0; c < C; ++c) {
+        const int8_t* aq = act(c)[b].qs + 16 * j;
+        __m256i h[2];
+#pragma GCC unroll 2
+        for (int t = 0; t < 2; ++t) {
+          int32_t f0, f1;
+          std::memcpy(&f0, aq + 8 * t, 4);
+          std::memcpy(&f1, aq + 8 * t + 4, 4);
+          h[t] = _mm256_add_epi16(_mm256_maddubs_epi16(w[2 * t], _mm256_set1_epi32(f0)),
+                                  _mm256_maddubs_epi16(w[2 * t + 1], _mm256_set1_epi32(f1)));
+        }
+        tot[c] = _mm256_add_epi32(
+            tot[c], _mm256_add_epi32(_mm256_madd_epi16(h[0], sc16), _mm256_madd_epi16(h[1], sc16)));
+      }
+    }
+    const __m256 dw = f16x8(xb.d);
+#pragma GCC unroll 4
+    for (int c = 0; c < C; ++c) {
+      const __m256 dwa = _mm256_mul_ps(dw, _mm256_set1_ps(act(c)[b].d));
+      _mm256_storeu_ps(y + c * ldy, _mm256_fmadd_ps(_mm256_cvtepi32_ps(tot[c]), dwa,
+                                                    _mm256_loadu_ps(y + c * ldy)));
+    }
+  }
+}
+
 // The tile walk_packed (packed_layouts.h) runs, on this instruction set's int8 step.
 template <class Step>
 struct PackedTile {
@@ -190,11 +347,24 @@ struct PackedTile {
                   int64_t b1) {
     if constexpr (std::is_same_v<Block, BlockIQ4_XSx8>) {
       tile_iq4_xs<Step, C>(x, a, as, y, ldy, b0, b1);
+    } else if constexpr (std::is_same_v<Block, BlockQ4_Kx8>) {
+      tile_q4_k<C>(x, a, as, y, ldy, b0, b1);
+    } else if constexpr (std::is_same_v<Block, BlockQ6_Kx8>) {
+      tile_q6_k<C>(x, a, as, y, ldy, b0, b1);
     } else {
       tile<Step, Block, C>(x, a, as, y, ldy, b0, b1);
     }
   }
 };
+
+// The x86 tables' K-quant layouts (NEON has none yet), on top of set_packed_8row.
+template <class Tile>
+void set_packed_kquant_8row(Kernels& t) {
+  t.packed[kernel_slot(GgmlType::Q4_K)] = {kRows, pack_q4_k8, walk_packed<Tile, BlockQ4_Kx8>,
+                                           q4_k8_group_bytes};
+  t.packed[kernel_slot(GgmlType::Q6_K)] = {kRows, pack_q6_k8, walk_packed<Tile, BlockQ6_Kx8>,
+                                           q6_k8_group_bytes};
+}
 
 }  // namespace
 

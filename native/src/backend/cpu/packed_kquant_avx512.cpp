@@ -140,20 +140,7 @@ static_assert(sizeof(BlockQ4_Kx16) == 2368);
 size_t q4k16_group_bytes(int64_t cols) { return size_t(cols / kQK_K) * sizeof(BlockQ4_Kx16); }
 
 void pack_q4_k16(const uint8_t* w, size_t ws, int64_t cols, uint8_t* dst) {
-  BlockQ4_Kx16* out = reinterpret_cast<BlockQ4_Kx16*>(dst);
-  for (int64_t b = 0; b < cols / kQK_K; ++b) {
-    BlockQ4_Kx16& o = out[b];
-    for (int r = 0; r < kRows; ++r) {
-      const BlockQ4_K& x = reinterpret_cast<const BlockQ4_K*>(w + r * ws)[b];
-      o.d[r] = x.d;
-      o.dmin[r] = x.dmin;
-      for (int j = 0; j < 8; ++j) scale_min_k4(j, x.scales, o.sc[j][r], o.m[j][r]);
-      for (int c = 0; c < 4; ++c) {
-        for (int sl = 0; sl < kSlices; ++sl)
-          std::memcpy(&o.qs[c][sl][4 * r], x.qs + 32 * c + 4 * sl, 4);
-      }
-    }
-  }
+  pack_q4_k_rows<BlockQ4_Kx16, kRows>(w, ws, cols, dst);
 }
 
 // 16 packed rows x C activation rows over super-blocks [b0, b1), the float sums in acc (16
@@ -243,41 +230,8 @@ static_assert(sizeof(BlockQ6_Kx16) == kRows * sizeof(BlockQ6_K));
 
 size_t q6k16_group_bytes(int64_t cols) { return size_t(cols / kQK_K) * sizeof(BlockQ6_Kx16); }
 
-// The 6-bit codes (0..63) of a file super-block's 256 elements, in order.
-void codes_q6_k(const BlockQ6_K& x, uint8_t* q) {
-  for (int h = 0; h < 2; ++h) {
-    const uint8_t* ql = x.ql + 64 * h;
-    const uint8_t* qh = x.qh + 32 * h;
-    uint8_t* o = q + 128 * h;
-    for (int l = 0; l < 32; ++l) {
-      o[l] = uint8_t((ql[l] & 0xF) | (qh[l] & 3) << 4);
-      o[l + 32] = uint8_t((ql[l + 32] & 0xF) | (qh[l] >> 2 & 3) << 4);
-      o[l + 64] = uint8_t((ql[l] >> 4) | (qh[l] >> 4 & 3) << 4);
-      o[l + 96] = uint8_t((ql[l + 32] >> 4) | (qh[l] >> 6 & 3) << 4);
-    }
-  }
-}
-
 void pack_q6_k16(const uint8_t* w, size_t ws, int64_t cols, uint8_t* dst) {
-  BlockQ6_Kx16* out = reinterpret_cast<BlockQ6_Kx16*>(dst);
-  uint8_t q[kQK_K];
-  for (int64_t b = 0; b < cols / kQK_K; ++b) {
-    BlockQ6_Kx16& o = out[b];
-    for (int r = 0; r < kRows; ++r) {
-      const BlockQ6_K& x = reinterpret_cast<const BlockQ6_K*>(w + r * ws)[b];
-      o.d[r] = x.d;
-      for (int j = 0; j < 16; ++j) o.sc[j / 2][r][j % 2] = x.scales[j];
-      codes_q6_k(x, q);
-      for (int j = 0; j < 16; ++j) {
-        for (int t = 0; t < 3; ++t) {
-          for (int e = 0; e < 4; ++e) {
-            const int s3 = q[16 * j + 12 + e] >> (2 * t) & 3;
-            o.qs[j][t][4 * r + e] = uint8_t(q[16 * j + 4 * t + e] | s3 << 6);
-          }
-        }
-      }
-    }
-  }
+  pack_q6_k_rows<BlockQ6_Kx16, kRows>(w, ws, cols, dst);
 }
 
 // The four slices of sub-block j as unsigned 6-bit codes.

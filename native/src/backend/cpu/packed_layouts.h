@@ -80,6 +80,35 @@ struct BlockIQ4_XSx8 {
   int8_t sc[8][kRows];
   uint8_t qs[8][kRows * kQK / 2];
 };
+// Q4_K, per 256-input super-block (x86 tables only: packed_blocks.h): the 8 rows' f16 scales
+// and mins, their eight 6-bit sub-block scales and mins unpacked to bytes (sc[j][r], m[j][r]),
+// and the quants as the file keeps them — chunk c holds sub-block 2c in its low nibbles and
+// 2c + 1 in its high ones — with slice s of the 8 rows in one 32-byte vector (row r at 4 r).
+// 1184 bytes: the file's 1152 plus the unpacked scales (2.8 %), as the AVX-512 16-row layout.
+// The codes are unsigned (0..15): the tile needs no sign moves. Per super-block the exact
+// integers tot = sum_j sc_j * sum(q * a) and msum = sum_j m_j * (activation sum of sub-block
+// j), then acc += (d_a d) tot - (d_a dmin) msum, llama.cpp's order (the AVX-512 layout's rule).
+struct BlockQ4_Kx8 {
+  static constexpr int kValues = kQK_K;
+  uint16_t d[kRows], dmin[kRows];
+  uint8_t sc[8][kRows], m[8][kRows];
+  uint8_t qs[4][kSlices][kRows * 4];
+};
+static_assert(sizeof(BlockQ4_Kx8) == 1184);
+// Q6_K, per 256-input super-block (x86 tables only), as the AVX-512 16-row layout: the 8 rows'
+// f16 scales; the sixteen int8 sub-block scales in pairs (sc[k][r] = scales 2k and 2k + 1 of
+// row r: one sign extension gives madd's int16 pairs); per 16-input sub-block j (four slices)
+// the 6-bit codes in three vectors: qs[j][t] holds slice t (t < 3) in the low 6 bits of each
+// byte and bits 2t, 2t + 1 of slice 3 in the top two. As compact as the file (210 bytes a row).
+// Per super-block the exact integer total = sum_j sc_j * sum(q * a) - 32 sum_j sc_j * (activation
+// sum of sub-block j), then acc = fma(float(total), d_w * d_a, acc).
+struct BlockQ6_Kx8 {
+  static constexpr int kValues = kQK_K;
+  uint16_t d[kRows];
+  int8_t sc[8][kRows][2];
+  uint8_t qs[16][3][kRows * 4];
+};
+static_assert(sizeof(BlockQ6_Kx8) == kRows * sizeof(BlockQ6_K));
 static_assert(sizeof(BlockQ8_0x8) == kRows * sizeof(BlockQ8_0));
 static_assert(sizeof(BlockIQ4_NLx8) == kRows * sizeof(BlockIQ4_NL));
 static_assert(sizeof(BlockQ4_1x8) == kRows * sizeof(BlockQ4_1));
@@ -159,6 +188,18 @@ inline void pack_iq4_xs8(const uint8_t* w, size_t ws, int64_t cols, uint8_t* dst
       pack_nibbles(codes, out[b].qs[j]);
     }
   }
+}
+
+inline size_t q4_k8_group_bytes(int64_t cols) { return size_t(cols / kQK_K) * sizeof(BlockQ4_Kx8); }
+
+inline void pack_q4_k8(const uint8_t* w, size_t ws, int64_t cols, uint8_t* dst) {
+  pack_q4_k_rows<BlockQ4_Kx8, kRows>(w, ws, cols, dst);
+}
+
+inline size_t q6_k8_group_bytes(int64_t cols) { return size_t(cols / kQK_K) * sizeof(BlockQ6_Kx8); }
+
+inline void pack_q6_k8(const uint8_t* w, size_t ws, int64_t cols, uint8_t* dst) {
+  pack_q6_k_rows<BlockQ6_Kx8, kRows>(w, ws, cols, dst);
 }
 
 // Inputs per packed block: 32, or Block::kValues where a layout says (super-blocks).

@@ -52,6 +52,69 @@ inline void file_codes_5bit(const Block& x, uint8_t* c) {
   for (int j = 0; j < kQK; ++j) c[j] |= uint8_t((qh >> j) & 1) << 4;
 }
 
+// The 6-bit codes (0..63) of a Q6_K file super-block's 256 elements, in order (what the
+// packers of packed_layouts.h and packed_kquant_avx512.cpp rearrange).
+inline void codes_q6_k(const BlockQ6_K& x, uint8_t* q) {
+  for (int h = 0; h < 2; ++h) {
+    const uint8_t* ql = x.ql + 64 * h;
+    const uint8_t* qh = x.qh + 32 * h;
+    uint8_t* o = q + 128 * h;
+    for (int l = 0; l < 32; ++l) {
+      o[l] = uint8_t((ql[l] & 0xF) | (qh[l] & 3) << 4);
+      o[l + 32] = uint8_t((ql[l + 32] & 0xF) | (qh[l] >> 2 & 3) << 4);
+      o[l + 64] = uint8_t((ql[l] >> 4) | (qh[l] >> 4 & 3) << 4);
+      o[l + 96] = uint8_t((ql[l + 32] >> 4) | (qh[l] >> 6 & 3) << 4);
+    }
+  }
+}
+
+// The x86 K-quant packers (packed_layouts.h: 8 rows; packed_kquant_avx512.cpp: 16), one
+// group of Rows rows (row r at w + r * ws) at a time. Q4_K: per super-block the rows' f16
+// scales and mins, the 6-bit sub-block scales and mins as bytes (sc[j][r], m[j][r]), and the
+// file's quant chunks with slice s (4 inputs) of every row side by side (qs[c][s][4 r]). Q6_K:
+// the scales, the int8 sub-block scales in pairs (sc[k][r][0..1] = scales 2k, 2k + 1), and
+// per 16-input sub-block j three vectors: qs[j][t] holds slice t (t < 3) in the low 6 bits of
+// each byte and bits 2t, 2t + 1 of slice 3 in the top two.
+template <class Block, int Rows>
+void pack_q4_k_rows(const uint8_t* w, size_t ws, int64_t cols, uint8_t* dst) {
+  Block* out = reinterpret_cast<Block*>(dst);
+  for (int64_t b = 0; b < cols / kQK_K; ++b) {
+    Block& o = out[b];
+    for (int r = 0; r < Rows; ++r) {
+      const BlockQ4_K& x = reinterpret_cast<const BlockQ4_K*>(w + r * ws)[b];
+      o.d[r] = x.d;
+      o.dmin[r] = x.dmin;
+      for (int j = 0; j < 8; ++j) format::scale_min_k4(j, x.scales, o.sc[j][r], o.m[j][r]);
+      for (int c = 0; c < 4; ++c) {
+        for (int s = 0; s < kQK / 4; ++s) std::memcpy(&o.qs[c][s][4 * r], x.qs + 32 * c + 4 * s, 4);
+      }
+    }
+  }
+}
+
+template <class Block, int Rows>
+void pack_q6_k_rows(const uint8_t* w, size_t ws, int64_t cols, uint8_t* dst) {
+  Block* out = reinterpret_cast<Block*>(dst);
+  uint8_t q[kQK_K];
+  for (int64_t b = 0; b < cols / kQK_K; ++b) {
+    Block& o = out[b];
+    for (int r = 0; r < Rows; ++r) {
+      const BlockQ6_K& x = reinterpret_cast<const BlockQ6_K*>(w + r * ws)[b];
+      o.d[r] = x.d;
+      for (int j = 0; j < 16; ++j) o.sc[j / 2][r][j % 2] = x.scales[j];
+      codes_q6_k(x, q);
+      for (int j = 0; j < 16; ++j) {
+        for (int t = 0; t < 3; ++t) {
+          for (int e = 0; e < 4; ++e) {
+            const int s3 = q[16 * j + 12 + e] >> (2 * t) & 3;
+            o.qs[j][t][4 * r + e] = uint8_t(q[16 * j + 4 * t + e] | s3 << 6);
+          }
+        }
+      }
+    }
+  }
+}
+
 // Q4_1/Q5_1's min term needs the activation block's total: llama.cpp's Q8_1 activations carry
 // s = d * sum(a) in f16, so it is formed from the Q8_0 block's scale and sum, rounded the same
 // way (round to nearest even, as F16C's conversion), wherever a product uses it.
