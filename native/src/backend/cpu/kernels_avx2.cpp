@@ -243,6 +243,7 @@ const Kernels* kernels_avx2() {
     avx2::install_kquant(t);
     avx2::install_lowbit(t);
     avx2::install_attention(t);
+    avx2::install_activation(t);
     avx2::install_packed(t);
     return t;
   }();
