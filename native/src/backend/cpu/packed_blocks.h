@@ -364,15 +364,6 @@ struct PackedTile {
   }
 };
 
-// The x86 tables' K-quant layouts (NEON has none yet), on top of set_packed_8row.
-template <class Tile>
-void set_packed_kquant_8row(Kernels& t) {
-  t.packed[kernel_slot(GgmlType::Q4_K)] = {kRows, pack_q4_k8, walk_packed<Tile, BlockQ4_Kx8>,
-                                           q4_k8_group_bytes};
-  t.packed[kernel_slot(GgmlType::Q6_K)] = {kRows, pack_q6_k8, walk_packed<Tile, BlockQ6_Kx8>,
-                                           q6_k8_group_bytes};
-}
-
 }  // namespace
 
 }  // namespace leapfrog::cpu::packed

@@ -1,5 +1,5 @@
-// Q8_0, Q4_0, Q5_0, Q4_1, Q5_1, IQ4_NL and IQ4_XS weights interleaved by 8 rows: the packed
-// block layouts and their packing, shared by every instruction set that reads them (the AVX2
+// Q8_0, Q4_0, Q5_0, Q4_1, Q5_1, IQ4_NL, IQ4_XS, Q4_K and Q6_K weights interleaved by 8 rows: the
+// packed block layouts and their packing, shared by every instruction set that reads them (the AVX2
 // and AVX-VNNI tables, packed_blocks.h; the NEON tables, packed_neon.h). Portable code, no
 // intrinsics.
 //
@@ -80,7 +80,7 @@ struct BlockIQ4_XSx8 {
   int8_t sc[8][kRows];
   uint8_t qs[8][kRows * kQK / 2];
 };
-// Q4_K, per 256-input super-block (x86 tables only: packed_blocks.h): the 8 rows' f16 scales
+// Q4_K, per 256-input super-block (the AVX2/AVX-VNNI and NEON tables): the 8 rows' f16 scales
 // and mins, their eight 6-bit sub-block scales and mins unpacked to bytes (sc[j][r], m[j][r]),
 // and the quants as the file keeps them — chunk c holds sub-block 2c in its low nibbles and
 // 2c + 1 in its high ones — with slice s of the 8 rows in one 32-byte vector (row r at 4 r).
@@ -95,7 +95,7 @@ struct BlockQ4_Kx8 {
   uint8_t qs[4][kSlices][kRows * 4];
 };
 static_assert(sizeof(BlockQ4_Kx8) == 1184);
-// Q6_K, per 256-input super-block (x86 tables only), as the AVX-512 16-row layout: the 8 rows'
+// Q6_K, per 256-input super-block, as the AVX-512 16-row layout: the 8 rows'
 // f16 scales; the sixteen int8 sub-block scales in pairs (sc[k][r] = scales 2k and 2k + 1 of
 // row r: one sign extension gives madd's int16 pairs); per 16-input sub-block j (four slices)
 // the 6-bit codes in three vectors: qs[j][t] holds slice t (t < 3) in the low 6 bits of each
@@ -280,6 +280,16 @@ void set_packed_8row(Kernels& t) {
                          walk_packed<Tile, BlockIQ4_NLx8>});
   set(GgmlType::IQ4_XS,
       {kRows, pack_iq4_xs8, walk_packed<Tile, BlockIQ4_XSx8>, iq4_xs8_group_bytes});
+}
+
+// Q4_K and Q6_K's 8-row layouts in t, on top of set_packed_8row (every table but AVX-512's,
+// which packs them 16 rows).
+template <class Tile>
+void set_packed_kquant_8row(Kernels& t) {
+  t.packed[kernel_slot(GgmlType::Q4_K)] = {kRows, pack_q4_k8, walk_packed<Tile, BlockQ4_Kx8>,
+                                           q4_k8_group_bytes};
+  t.packed[kernel_slot(GgmlType::Q6_K)] = {kRows, pack_q6_k8, walk_packed<Tile, BlockQ6_Kx8>,
+                                           q6_k8_group_bytes};
 }
 
 }  // namespace
