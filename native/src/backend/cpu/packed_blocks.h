@@ -24,9 +24,9 @@ using avx2::load256;
 
 // Keeps a running integer sum in order. Integer adds are associative, so GCC, left free,
 // computes all of a block's products for every activation row first and adds them as a tree,
-// spilling the products to the stack (seen in the disassembly of the Q8_0 and Q4_K tiles: half
-// their stores went there). The empty asm makes each partial sum a value GCC cannot look
-// through. The integers are the same either way.
+// spilling the products to the stack (seen in the disassembly of the Q8_0 and Q4_K tiles). The
+// empty asm makes each partial sum a value GCC cannot look through. The integers are the same
+// either way.
 inline void keep_running(__m256i& v) { asm("" : "+x"(v)); }
 
 // Signed weights of slice s (8 rows x 4 inputs) of a packed block.
@@ -213,9 +213,8 @@ void tile_q4_k(const BlockQ4_Kx8* x, const uint8_t* a, size_t as, float* y, size
     __m256i tot[C];
 #pragma GCC unroll 4
     for (int c = 0; c < C; ++c) tot[c] = _mm256_setzero_si256();
-      // One sub-block at a time, not unrolled: two in flight spill the sums to the stack.
 #pragma GCC unroll 1
-    for (int j = 0; j < 8; ++j) {
+    for (int j = 0; j < 8; ++j) {  // not unrolled: two sub-blocks in flight spill the sums
       // The super-block after next, three lines per sub-block rather than all 19 in one
       // burst (tile_iq4_xs measured a burst stalling the tile).
       const char* ahead = reinterpret_cast<const char*>(x + b + 2) + 192 * j;
