@@ -1,17 +1,15 @@
-// AVX2 attention for one task (a few query rows x the query heads of one KV head).
+// AVX2 attention for one task (a few query rows x the query heads of one KV head): the walk
+// both x86 kernels share (attend_blocks, attention_x86_parts.h) over 256-bit pieces.
 //
-// Keys and values are f16 in the cache. Walking the positions in blocks, each block of keys is
-// converted once and transposed (dimension-major, 8 positions per vector), so a query's 8
-// scores come out of head_dim multiply-adds with no horizontal sums; each block of values is
-// converted once and added into every (row, head) output with its weights. The conversions
-// are shared by all rows and heads of the task (a GQA group of 6-7 heads, up to 4 rows). As
-// the AVX-512 kernel (attention_avx512.cpp), in 256-bit vectors:
-//   - scores for four (row, head) pairs at once, so each transposed key vector loaded from
-//     L1 serves four queries, the query's element broadcast from memory;
+// Keys and values are f16 in the cache. Each block of 8 keys is converted once and transposed
+// (dimension-major, 8 positions per vector), so a query's 8 scores come out of head_dim
+// multiply-adds with no horizontal sums; each block of values is converted once and added
+// into every (row, head) output with its weights. As in the AVX-512 kernel:
+//   - scores for up to four (row, head) pairs per key vector loaded from L1, the query's
+//     element broadcast from memory;
 //   - the softmax's exponentials eight at a time (exp8, exp_avx2.h; libm's expf one at a time
 //     was a fifth of attention on a Zen 3);
 //   - the weighted values over blocks of 32 positions, two pairs sharing each value load.
-//
 // Every (row, head) pair sees the same float operations whatever the task holds: scores over
 // dimensions in two fixed chains, outputs over positions in order up to the row's own limit,
 // so a batched pass gives the one-row results bit for bit.
@@ -154,101 +152,35 @@ bool softmax_row(float* s, int lim, const uint8_t* mask) {
   return true;
 }
 
-void attend(const AttentionTask& t) {
-  const int hd = t.head_dim, pairs = t.rows * t.heads;
-  int span = 0;  // positions any row may see
-  for (int r = 0; r < t.rows; ++r) span = std::max(span, t.limit[r]);
-  const int padded = attention_padded_span(t);
-  float* qf = t.scratch;                      // pairs x hd
-  float* p = t.scratch + size_t(pairs) * hd;  // pairs x padded
-  const auto row_of = [&](int g) { return g / t.heads; };
-  const auto out_of = [&](int g) { return t.out + row_of(g) * t.q_stride + (g % t.heads) * hd; };
-  // Queries rounded to f16 to meet the f16 keys, as llama.cpp's f16 cache does.
-  for (int g = 0; g < pairs; ++g) {
-    const float* q = t.q + row_of(g) * t.q_stride + (g % t.heads) * hd;
-    for (int d = 0; d < hd; d += 8) {
-      _mm256_storeu_ps(qf + g * hd + d, _mm256_cvtph_ps(_mm256_cvtps_ph(
-                                            _mm256_loadu_ps(q + d), _MM_FROUND_TO_NEAREST_INT)));
+// The vector width's pieces of attend_blocks (attention_x86_parts.h).
+struct Avx2Pieces {
+  static constexpr int kScoreBlock = avx2::kScoreBlock, kPairs = avx2::kPairs,
+                       kBlock = avx2::kBlock, kValuePairs = avx2::kValuePairs,
+                       kMaxHeadDim = avx2::kMaxHeadDim;
+  static void keys(const AttentionTask& t, int j0, int n, float* kt) {
+    keys_transposed(t, j0, n, kt);
+  }
+  template <int P>
+  static void scores(const float* const* q, const float* kt, int hd, float scale,
+                     float* const* out) {
+    block_scores<P>(q, kt, hd, _mm256_set1_ps(scale), out);
+  }
+  static void softmax(float* s, int lim, const uint8_t* mask) { softmax_row(s, lim, mask); }
+  static void add_values(int np, const float* const* w, const int* m, const float* vf, int hd,
+                         float* const* out) {
+    for (int d0 = 0; d0 < hd;) {
+      float* o[kValuePairs];
+      for (int k = 0; k < np; ++k) o[k] = out[k] + d0;
+      if (hd - d0 >= 32) {
+        add_weighted_n<4>(np, w, m, vf + d0, hd, o), d0 += 32;
+      } else {
+        add_weighted_n<1>(np, w, m, vf + d0, hd, o), d0 += 8;
+      }
     }
   }
+};
 
-  // Scores, block by block of 8 positions, four pairs at a time.
-  alignas(32) float kt[kMaxHeadDim * kScoreBlock];
-  const __m256 scale = _mm256_set1_ps(t.scale);
-  for (int j0 = 0; j0 < span; j0 += kScoreBlock) {
-    keys_transposed(t, j0, std::min(kScoreBlock, span - j0), kt);
-    const float* q[kPairs];
-    float* out[kPairs];
-    int np = 0;
-    const auto flush = [&] {
-      switch (np) {
-        case 4:
-          block_scores<4>(q, kt, hd, scale, out);
-          break;
-        case 3:
-          block_scores<3>(q, kt, hd, scale, out);
-          break;
-        case 2:
-          block_scores<2>(q, kt, hd, scale, out);
-          break;
-        case 1:
-          block_scores<1>(q, kt, hd, scale, out);
-          break;
-      }
-      np = 0;
-    };
-    for (int g = 0; g < pairs; ++g) {
-      if (j0 >= t.limit[row_of(g)]) continue;
-      q[np] = qf + g * hd;
-      out[np] = p + size_t(g) * padded + j0;
-      if (++np == kPairs) flush();
-    }
-    flush();
-  }
-
-  // Softmax per (row, head) over its visible positions; weights in p.
-  for (int g = 0; g < pairs; ++g) {
-    const int r = row_of(g);
-    float* o = out_of(g);
-    std::fill(o, o + hd, 0.0f);
-    softmax_row(p + size_t(g) * padded, t.limit[r], t.mask ? t.mask + r * t.mask_stride : nullptr);
-  }
-
-  // Weighted values, block by block of positions, each row up to its own limit, two pairs
-  // sharing each value load.
-  alignas(32) float vf[kBlock * kMaxHeadDim];
-  for (int j0 = 0; j0 < span; j0 += kBlock) {
-    const int n = std::min(kBlock, span - j0);
-    for (int i = 0; i < n; ++i) {
-      for (int d = 0; d < hd; d += 8) {
-        _mm256_store_ps(vf + i * hd + d, load_f16x8(t.v + (j0 + i) * t.kv_stride + d));
-      }
-    }
-    int g = 0;
-    while (g < pairs) {
-      const float* w[kValuePairs];
-      float* out[kValuePairs];
-      int m[kValuePairs], np = 0;
-      for (; g < pairs && np < kValuePairs; ++g) {
-        const int mm = std::min(n, t.limit[row_of(g)] - j0);
-        if (mm <= 0) continue;
-        w[np] = p + size_t(g) * padded + j0;
-        out[np] = out_of(g);
-        m[np++] = mm;
-      }
-      if (np == 0) break;
-      for (int d0 = 0; d0 < hd;) {
-        float* o[kValuePairs];
-        for (int k = 0; k < np; ++k) o[k] = out[k] + d0;
-        if (hd - d0 >= 32) {
-          add_weighted_n<4>(np, w, m, vf + d0, hd, o), d0 += 32;
-        } else {
-          add_weighted_n<1>(np, w, m, vf + d0, hd, o), d0 += 8;
-        }
-      }
-    }
-  }
-}
+void attend(const AttentionTask& t) { attend_blocks<Avx2Pieces>(t); }
 
 }  // namespace
 

@@ -1,9 +1,14 @@
 // Pieces both x86 attention kernels use (attention_avx2.cpp, attention_avx512.cpp): keys of
 // 8 positions converted from f16 and transposed, so 8 scores come out of one vector's
-// multiply-adds. Include only from files built with AVX2 or more; internal linkage, as each
-// instruction set's file needs its own copy (see packed_blocks.h).
+// multiply-adds; and the walk both run (attend_blocks), over their own vector width's pieces.
+// Include only from files built with AVX2 or more; internal linkage, as each instruction set's file
+// needs its own copy (see packed_blocks.h).
 #pragma once
 #include <immintrin.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <type_traits>
 
 #include "backend/cpu/attention_task.h"
 
@@ -43,6 +48,102 @@ void keys_transposed(const AttentionTask& t, int j0, int n, float* kt) {
     }
     transpose8(r);
     for (int i = 0; i < 8; ++i) _mm256_store_ps(kt + (c + i) * 8, r[i]);
+  }
+}
+
+// f(std::integral_constant<int, np>) for a run-time np in [1, P]: a kernel templated on its
+// number of (row, head) pairs, called with the count a block has.
+template <int P, class F>
+inline void with_pairs(int np, F&& f) {
+  if (np == P) return f(std::integral_constant<int, P>{});
+  if constexpr (P > 1) with_pairs<P - 1>(np, f);
+}
+
+// One task's attention, the plan both x86 kernels share: queries rounded to f16; scores block
+// by block of K::kScoreBlock positions, up to K::kPairs (row, head) pairs per key load; a
+// softmax per pair; weighted values block by block of K::kBlock positions, up to
+// K::kValuePairs pairs per value load, each row up to its own limit. K (one per vector width)
+// supplies:
+//   keys(t, j0, n, kt)                      keys of positions [j0, j0 + n) transposed into kt
+//   scores<P>(q, kt, hd, scale, out)        P pairs' scores against one transposed block
+//   softmax(s, lim, mask)                   in place over s[0, lim)
+//   add_values(np, w, m, vf, hd, out)       np pairs' weighted values over every dimension
+// Every (row, head) pair sees the same float operations whatever the task holds, so a batched
+// pass gives the one-row results bit for bit.
+template <class K>
+void attend_blocks(const AttentionTask& t) {
+  const int hd = t.head_dim, pairs = t.rows * t.heads;
+  int span = 0;  // positions any row may see
+  for (int r = 0; r < t.rows; ++r) span = std::max(span, t.limit[r]);
+  const int padded = attention_padded_span(t);
+  float* qf = t.scratch;                      // pairs x hd
+  float* p = t.scratch + size_t(pairs) * hd;  // pairs x padded
+  const auto row_of = [&](int g) { return g / t.heads; };
+  const auto out_of = [&](int g) { return t.out + row_of(g) * t.q_stride + (g % t.heads) * hd; };
+  // Queries rounded to f16 to meet the f16 keys, as llama.cpp's f16 cache does.
+  for (int g = 0; g < pairs; ++g) {
+    const float* q = t.q + row_of(g) * t.q_stride + (g % t.heads) * hd;
+    for (int d = 0; d < hd; d += 8) {
+      _mm256_storeu_ps(qf + g * hd + d, _mm256_cvtph_ps(_mm256_cvtps_ph(
+                                            _mm256_loadu_ps(q + d), _MM_FROUND_TO_NEAREST_INT)));
+    }
+  }
+
+  // Scores.
+  alignas(64) float kt[K::kMaxHeadDim * K::kScoreBlock];
+  for (int j0 = 0; j0 < span; j0 += K::kScoreBlock) {
+    K::keys(t, j0, std::min(K::kScoreBlock, span - j0), kt);
+    const float* q[K::kPairs];
+    float* out[K::kPairs];
+    int np = 0;
+    const auto flush = [&] {
+      if (np > 0) {
+        with_pairs<K::kPairs>(
+            np, [&](auto n) { K::template scores<decltype(n)::value>(q, kt, hd, t.scale, out); });
+      }
+      np = 0;
+    };
+    for (int g = 0; g < pairs; ++g) {
+      if (j0 >= t.limit[row_of(g)]) continue;
+      q[np] = qf + g * hd;
+      out[np] = p + size_t(g) * padded + j0;
+      if (++np == K::kPairs) flush();
+    }
+    flush();
+  }
+
+  // Softmax per (row, head) over its visible positions; weights in p.
+  for (int g = 0; g < pairs; ++g) {
+    const int r = row_of(g);
+    float* o = out_of(g);
+    std::fill(o, o + hd, 0.0f);
+    K::softmax(p + size_t(g) * padded, t.limit[r], t.mask ? t.mask + r * t.mask_stride : nullptr);
+  }
+
+  // Weighted values.
+  alignas(64) float vf[K::kBlock * K::kMaxHeadDim];
+  for (int j0 = 0; j0 < span; j0 += K::kBlock) {
+    const int n = std::min(K::kBlock, span - j0);
+    for (int i = 0; i < n; ++i) {
+      for (int d = 0; d < hd; d += 8) {
+        _mm256_store_ps(vf + i * hd + d, load_f16x8(t.v + (j0 + i) * t.kv_stride + d));
+      }
+    }
+    int g = 0;
+    while (g < pairs) {
+      const float* w[K::kValuePairs];
+      float* out[K::kValuePairs];
+      int m[K::kValuePairs], np = 0;
+      for (; g < pairs && np < K::kValuePairs; ++g) {
+        const int mm = std::min(n, t.limit[row_of(g)] - j0);
+        if (mm <= 0) continue;
+        w[np] = p + size_t(g) * padded + j0;
+        out[np] = out_of(g);
+        m[np++] = mm;
+      }
+      if (np == 0) break;
+      K::add_values(np, w, m, vf, hd, out);
+    }
   }
 }
 
