@@ -1,4 +1,6 @@
-// AVX2 products of K-quant weights (Q4_K, Q5_K, Q6_K) with Q8_K activations.
+// AVX2 products of K-quant weights (Q4_K, Q5_K, Q6_K) with Q8_K activations, in the file's
+// layout: every Q5_K matrix, and the Q4_K and Q6_K ones whose rows are not a whole number of
+// packed groups (the others are packed 8 rows at load: packed_layouts.h, packed_blocks.h).
 //
 // A super-block (256 weights) is eight 32-value vectors of unsigned quants, each with an
 // int16 scale vector; the integer sum of a (row, activation) pair over the super-block is
