@@ -144,6 +144,52 @@ TEST(qwen3_hparams_and_greedy_generation_runs) {
   CHECK(a == b);
 }
 
+// The draft model reads the prompt in the prompt phase, as the target does, so drafting's
+// measured cost per token (which the budget weighs) is not the prompt's; the output stays
+// that of plain decoding.
+TEST(draft_model_reads_the_prompt_before_decoding) {
+  Spec sp;
+  sp.arch = "qwen2";
+  sp.tied = true;
+  sp.type = GgmlType::Q8_0;
+  TmpFile f{write_model(sp, "draft_prefill")};
+  auto model = Model::load(f.path, std::make_shared<CpuBackend>());
+  std::vector<int32_t> prompt;
+  for (int i = 0; i < 40; ++i) prompt.push_back((i * 53 + 3) % int(sp.vocab));
+  std::atomic<bool> abort{false};
+  GenerationConfig gp;
+  gp.max_tokens = 12;
+  gp.stop_tokens = {-1};
+  gp.speculation.mode = SpecMode::Off;
+  Session plain(*model, {});
+  std::vector<int32_t> want;
+  stream_generate(
+      plain, nullptr, gp, prompt,
+      [&](int32_t t) {
+        want.push_back(t);
+        return true;
+      },
+      abort);
+
+  gp.speculation.mode = SpecMode::Draft;
+  gp.speculation.budget = 4;
+  gp.speculation.adaptive = false;
+  Session target(*model, {}), draft(*model, {});
+  std::vector<int32_t> got;
+  int draft_cache_at_first_token = -1;
+  const GenerationStats st = stream_generate(
+      target, &draft, gp, prompt,
+      [&](int32_t t) {
+        if (got.empty()) draft_cache_at_first_token = draft.n_past();
+        got.push_back(t);
+        return true;
+      },
+      abort);
+  CHECK_EQ(draft_cache_at_first_token, int(prompt.size()));
+  CHECK(got == want);
+  CHECK(st.drafted > 0);
+}
+
 TEST(qwen3moe_fast_paths_match_reference) {
   Spec sp;
   sp.arch = "qwen3moe";

@@ -19,13 +19,14 @@ double BudgetController::pass_cost(int n) const {
   return 1 + kRowShare * n;
 }
 
-int BudgetController::choose(double draft_ms_per_token) const {
+int BudgetController::choose(int d, double draft_ms_per_token) const {
+  const double a = acceptance_[d];
   int best_k = 0;
   double best_rate = 0;
   double expected = 1, term = 1;  // tokens per pass: 1 + a + ... + a^k
   for (int k = 0; k <= cap_; ++k) {
     if (k > 0) {
-      term *= acceptance_;
+      term *= a;
       expected += term;
     }
     const double rate = expected / (pass_cost(k + 1) + k * draft_ms_per_token);
@@ -42,14 +43,15 @@ void BudgetController::record_pass(int n, double ms) {
   cost_[n] = cost_[n] > 0 ? 0.7 * cost_[n] + 0.3 * ms : ms;
 }
 
-void BudgetController::record_verdict(int drafted, int accepted) {
+void BudgetController::record_verdict(int d, int drafted, int accepted) {
   if (drafted <= 0) return;
+  double& a = acceptance_[d];
   // Per-token acceptance under the geometric model: the first rejection ends the run, so
   // the run length estimates a / (1 - a) truncated at `drafted`; a blend is enough here.
   const double observed = static_cast<double>(accepted) / drafted;
-  acceptance_ = 0.85 * acceptance_ + 0.15 * observed;
-  if (acceptance_ < 0.05) acceptance_ = 0.05;
-  if (acceptance_ > 0.98) acceptance_ = 0.98;
+  a = 0.85 * a + 0.15 * observed;
+  if (a < 0.05) a = 0.05;
+  if (a > 0.98) a = 0.98;
 }
 
 }  // namespace leapfrog

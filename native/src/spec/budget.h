@@ -1,7 +1,8 @@
 // Picks the draft length for each pass to maximise tokens per second, from two running
 // measurements: what a target pass over n tokens costs on this backend, and how often a
-// drafted token is accepted. With acceptance rate a per token, a draft of k tokens yields
-// on average 1 + a + a^2 + ... + a^k tokens per pass, at cost(k + 1) + k * draft_cost.
+// drafted token is accepted — per drafter, as a lookup and a draft model differ. With
+// acceptance rate a per token, a draft of k tokens yields on average 1 + a + a^2 + ... + a^k
+// tokens per pass, at cost(k + 1) + k * draft_cost.
 #pragma once
 #include <array>
 
@@ -15,18 +16,22 @@ class BudgetController {
   explicit BudgetController(int cap)
       : cap_(cap < 0 ? 0 : (cap > kMaxBatch - 1 ? kMaxBatch - 1 : cap)) {}
 
+  static constexpr int kMaxDrafters = 4;
+
   int cap() const { return cap_; }
-  // Draft length for the next pass (0..cap), given a drafter's cost per token.
-  int choose(double draft_ms_per_token) const;
+  // Draft length for the next pass (0..cap) from drafter `d` (its index in the order the
+  // loop asks them), given its cost per token.
+  int choose(int d, double draft_ms_per_token) const;
   void record_pass(int n_tokens, double ms);
-  void record_verdict(int drafted, int accepted);
-  double acceptance() const { return acceptance_; }
+  void record_verdict(int d, int drafted, int accepted);
+  double acceptance(int d) const { return acceptance_[d]; }
   // Cost estimate of a pass over n tokens (ms), from measurements and interpolation.
   double pass_cost(int n) const;
 
  private:
   int cap_;
-  double acceptance_ = 0.7;                   // optimistic start, so drafting gets tried
+  // Per drafter; an optimistic start, so that each gets tried.
+  std::array<double, kMaxDrafters> acceptance_{0.7, 0.7, 0.7, 0.7};
   std::array<double, kMaxBatch + 1> cost_{};  // EMA of measured ms, 0 = unmeasured
 };
 

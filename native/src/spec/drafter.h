@@ -41,6 +41,9 @@ class Drafter {
       out.parents.push_back(static_cast<int32_t>(i) - 1);
     }
   }
+  // Reads the prompt ahead of decoding, so that drafting's measured cost is that of drafting
+  // and not the prompt's (a drafter with state of its own, such as a draft model's KV cache).
+  virtual void prefill(std::span<const int32_t> /*prompt*/, const std::atomic<bool>& /*abort*/) {}
   // Cost of drafting one token, in milliseconds (0 for lookups): the budget weighs it.
   virtual double ms_per_token() const { return 0; }
 };

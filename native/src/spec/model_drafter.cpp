@@ -54,8 +54,18 @@ int ModelDrafter::draft_chain(std::span<const int32_t> context, int max_len,
   }
   const double ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  if (drafted > 0) ms_per_token_ = 0.8 * ms_per_token_ + 0.2 * (ms / drafted);
+  // The first forward's catch-up can be long (the tokens emitted while nothing was
+  // drafted): counted as one step, it would make the next drafts look dear and keep the
+  // budget at zero, which makes the next catch-up longer still.
+  const int caught_up = static_cast<int>(context.size()) - keep;
+  if (caught_up <= 2 && drafted > 0) ms_per_token_ = 0.8 * ms_per_token_ + 0.2 * (ms / drafted);
   return drafted;
+}
+
+void ModelDrafter::prefill(std::span<const int32_t> prompt, const std::atomic<bool>& abort) {
+  if (prompt.empty() || static_cast<int>(prompt.size()) >= draft_.n_ctx()) return;
+  const int keep = draft_.reuse_prefix(prompt);
+  draft_.forward(prompt.subspan(keep), false, &abort);
 }
 
 void ModelDrafter::propose(std::span<const int32_t> context, int max_len, std::vector<int32_t>& out,

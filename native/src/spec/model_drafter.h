@@ -18,6 +18,8 @@ class ModelDrafter : public Drafter {
   // choice is unsure (top probability below `branch_below`), while nodes remain.
   void propose_tree(std::span<const int32_t> context, int max_nodes, DraftTree& out,
                     const std::atomic<bool>& abort) override;
+  // Evaluates the prompt into the draft's cache (reusing whatever prefix it already holds).
+  void prefill(std::span<const int32_t> prompt, const std::atomic<bool>& abort) override;
   double ms_per_token() const override { return ms_per_token_; }
 
  private:
@@ -30,7 +32,10 @@ class ModelDrafter : public Drafter {
 
   float min_confidence_;
   float branch_below_ = 0.75f;
-  double ms_per_token_ = 0.5;  // running estimate, refined from measurements
+  // Running estimate of what one drafted token costs, refined from measurements: a chain's
+  // whole time (its catch-up over the tokens emitted since the last draft, the step that
+  // found the draft unsure and stopped it) over the tokens it drafted.
+  double ms_per_token_ = 0.5;
 };
 
 }  // namespace leapfrog

@@ -23,6 +23,15 @@ DraftPolicy make_draft_policy(const SpeculationConfig& spec, Session* draft,
     p.order.push_back(m.get());
     p.owned.push_back(std::move(m));
   }
+  if (lookup && model) {
+    // Where the draft model does not pay (the budget gives it nothing: its acceptance is
+    // low for its cost on this machine), shorter repeats are still worth a pass: without
+    // this, `auto` could be slower than `ngram` alone.
+    auto short_matches = std::make_unique<NgramDrafter>(2);
+    short_matches->set_corpus({corpus.begin(), corpus.end()});
+    p.order.push_back(short_matches.get());
+    p.owned.push_back(std::move(short_matches));
+  }
   return p;
 }
 

@@ -1,6 +1,7 @@
 #include "spec/speculative.h"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <string>
 #include <vector>
@@ -20,8 +21,8 @@ double ms_since(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
 }
 
-// How often a pass with no draft lets a tiny draft through anyway, so a drafter whose
-// acceptance estimate fell can show it has recovered.
+// How often a drafter that the budget gave nothing gets a tiny draft through anyway, so one
+// whose acceptance estimate fell can show it has recovered.
 constexpr int kProbeEvery = 8;
 
 // The state of one generation and its phases.
@@ -63,6 +64,9 @@ class SpecLoop {
     try {
       auto l = target_.forward(prompt.subspan(st_.reused_tokens), false, &abort_);
       rows_.assign(l.begin(), l.end());
+      // The drafters read the prompt now, as the target did: it is prompt work, and in
+      // the decoding loop it would be timed as drafting.
+      for (Drafter* d : drafters_) d->prefill(prompt, abort_);
     } catch (const AbortedError&) {
       st_.aborted = true;
     }
@@ -111,9 +115,12 @@ class SpecLoop {
     tree_.clear();
     const int room =
         std::min(cfg_.max_tokens - st_.generated, target_.n_ctx() - target_.n_past() - 2);
-    for (Drafter* d : drafters_) {
-      int k = cfg_.speculation.adaptive ? budget_.choose(d->ms_per_token()) : budget_.cap();
-      if (k == 0 && ++passes_without_draft_ >= kProbeEvery) k = std::min(2, budget_.cap());
+    drafted_by_ = -1;
+    const int asked = std::min<int>(drafters_.size(), BudgetController::kMaxDrafters);
+    for (int i = 0; i < asked; ++i) {
+      Drafter* d = drafters_[i];
+      int k = cfg_.speculation.adaptive ? budget_.choose(i, d->ms_per_token()) : budget_.cap();
+      if (k == 0 && ++passes_without_draft_[i] >= kProbeEvery) k = std::min(2, budget_.cap());
       k = std::min(k, room);
       if (k <= 0) continue;
       if (cfg_.speculation.tree) {
@@ -126,9 +133,12 @@ class SpecLoop {
           tree_.parents.push_back(static_cast<int32_t>(i) - 1);
         }
       }
-      if (tree_.size() > 0) break;
+      if (tree_.size() > 0) {
+        drafted_by_ = i;
+        passes_without_draft_[i] = 0;
+        break;
+      }
     }
-    if (tree_.size() > 0) passes_without_draft_ = 0;
     st_.draft_ms += ms_since(t0);
   }
 
@@ -190,7 +200,8 @@ class SpecLoop {
     const int accepted = static_cast<int>(path_.size()) - 1;
     st_.drafted += static_cast<int>(tree_.size());
     st_.accepted += accepted;
-    budget_.record_verdict(static_cast<int>(tree_.size()), accepted);
+    if (drafted_by_ >= 0)
+      budget_.record_verdict(drafted_by_, static_cast<int>(tree_.size()), accepted);
     return go_on;
   }
 
@@ -225,7 +236,9 @@ class SpecLoop {
   std::vector<float> rows_;       // logits of the last pass: one row per batch node
   const float* next_logits_ = nullptr;
   int32_t forced_ = -1;  // a token already drawn by rejection sampling
-  int passes_without_draft_ = 0;
+  // Per drafter: passes since it last drafted while the budget gave it nothing.
+  std::array<int, BudgetController::kMaxDrafters> passes_without_draft_{};
+  int drafted_by_ = -1;  // which drafter (index in drafters_) made this pass's draft
   DraftTree tree_;
   std::vector<int32_t> chain_, batch_, parents_, path_, children_, child_tokens_;
   bool branched_ = false;
