@@ -97,7 +97,7 @@ inline void add_weighted_n(int np, const float* const* w, const int* m, const fl
   add_weighted<1, NV>(w, m, v, stride, out);
 }
 
-// Lanes [0, k) set (k <= 8): the tail of a row for maskload/maskstore.
+// Lanes [0, k) set (k <= 8).
 inline __m256i first_lanes(int k) {
   return _mm256_cmpgt_epi32(_mm256_set1_epi32(k), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
 }
@@ -109,25 +109,25 @@ inline float hmax(__m256 v) {
 }
 
 // Softmax over s[0, lim) in place (masked positions become 0); false when nothing is
-// visible (then s holds zeros).
+// visible (then s holds zeros). The row is read and written in whole vectors up to lim
+// rounded up to 8 (the score row is padded to 16: attention_padded_span), the lanes past
+// lim set to -inf and so to 0: AMD's masked stores (vmaskmovps) are microcoded and slow.
 bool softmax_row(float* s, int lim, const uint8_t* mask) {
   // The maximum eight lanes at a time; max is exact in any order.
   const __m256 ninf = _mm256_set1_ps(-INFINITY);
   __m256 vmax = ninf;
   for (int j = 0; j < lim; j += 8) {
     const int k = std::min(8, lim - j);
-    const __m256i in = first_lanes(k);
-    __m256 v = _mm256_blendv_ps(ninf, _mm256_maskload_ps(s + j, in), _mm256_castsi256_ps(in));
+    const __m256 in = _mm256_castsi256_ps(first_lanes(k));
+    __m256 v = _mm256_blendv_ps(ninf, _mm256_loadu_ps(s + j), in);
     if (mask) {
       int64_t m8 = 0;
       std::memcpy(&m8, mask + j, k);
-      const __m256 hidden =
-          _mm256_and_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(
-                            _mm256_cvtepu8_epi32(_mm_cvtsi64_si128(m8)), _mm256_setzero_si256())),
-                        _mm256_castsi256_ps(in));
+      const __m256 hidden = _mm256_castsi256_ps(
+          _mm256_cmpeq_epi32(_mm256_cvtepu8_epi32(_mm_cvtsi64_si128(m8)), _mm256_setzero_si256()));
       v = _mm256_blendv_ps(v, ninf, hidden);
-      _mm256_maskstore_ps(s + j, in, v);
     }
+    _mm256_storeu_ps(s + j, v);
     vmax = _mm256_max_ps(vmax, v);
   }
   const float mx = hmax(vmax);
@@ -138,16 +138,14 @@ bool softmax_row(float* s, int lim, const uint8_t* mask) {
   const __m256 vmx = _mm256_set1_ps(mx);
   __m256 sum = _mm256_setzero_ps();
   for (int j = 0; j < lim; j += 8) {
-    const __m256i in = first_lanes(std::min(8, lim - j));
-    const __m256 e = _mm256_and_ps(exp8(_mm256_sub_ps(_mm256_maskload_ps(s + j, in), vmx)),
-                                   _mm256_castsi256_ps(in));
-    _mm256_maskstore_ps(s + j, in, e);
+    // exp(-inf) is 0: the lanes past lim add nothing.
+    const __m256 e = exp8(_mm256_sub_ps(_mm256_loadu_ps(s + j), vmx));
+    _mm256_storeu_ps(s + j, e);
     sum = _mm256_add_ps(sum, e);
   }
   const __m256 inv = _mm256_set1_ps(1.0f / hsum(sum));
   for (int j = 0; j < lim; j += 8) {
-    const __m256i in = first_lanes(std::min(8, lim - j));
-    _mm256_maskstore_ps(s + j, in, _mm256_mul_ps(_mm256_maskload_ps(s + j, in), inv));
+    _mm256_storeu_ps(s + j, _mm256_mul_ps(_mm256_loadu_ps(s + j), inv));
   }
   return true;
 }
