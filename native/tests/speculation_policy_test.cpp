@@ -1,6 +1,7 @@
 // The speculation policy's pieces without a model run: the budget controller weighs each
-// drafter by its own acceptance, and `auto` keeps a lookup behind the draft model for the
-// passes where the model does not pay.
+// drafter by its own acceptance, and `auto` asks its free lookups before the draft model,
+// which then runs only where it is expected to pay more than they do.
+#include <atomic>
 #include <memory>
 #include <string>
 #include <vector>
@@ -11,6 +12,7 @@
 #include "random_model.h"
 #include "spec/budget.h"
 #include "spec/policy.h"
+#include "spec/speculative.h"
 #include "test_harness.h"
 
 using namespace leapfrog;
@@ -41,7 +43,7 @@ std::vector<std::string> names(const DraftPolicy& p) {
 
 }  // namespace
 
-TEST(auto_asks_long_repeats_then_the_draft_model_then_short_repeats) {
+TEST(auto_asks_long_repeats_then_short_repeats_then_the_draft_model) {
   Spec sp;
   TmpFile f{write_model(sp, "policy")};
   auto model = Model::load(f.path, std::make_shared<CpuBackend>());
@@ -49,12 +51,94 @@ TEST(auto_asks_long_repeats_then_the_draft_model_then_short_repeats) {
   SpeculationConfig spec;
   spec.mode = SpecMode::Auto;
   CHECK((names(make_draft_policy(spec, &draft, {})) ==
-         std::vector<std::string>{"ngram", "draft", "ngram"}));
+         std::vector<std::string>{"ngram", "ngram", "draft"}));
   CHECK((names(make_draft_policy(spec, nullptr, {})) == std::vector<std::string>{"ngram"}));
   spec.mode = SpecMode::Draft;
   CHECK((names(make_draft_policy(spec, &draft, {})) == std::vector<std::string>{"draft"}));
   spec.mode = SpecMode::Ngram;
   CHECK((names(make_draft_policy(spec, &draft, {})) == std::vector<std::string>{"ngram"}));
+}
+
+namespace {
+
+// Drafts from the known greedy continuation: `right` true tokens, then one wrong, at most
+// max_len. ms_per_token() as given (0: free, as a lookup).
+class ScriptedDrafter : public Drafter {
+ public:
+  ScriptedDrafter(const std::vector<int32_t>& truth, size_t prompt_len, int right, double ms,
+                  int vocab)
+      : truth_(truth), prompt_len_(prompt_len), right_(right), ms_(ms), vocab_(vocab) {}
+  const char* name() const override { return "scripted"; }
+  void propose(std::span<const int32_t> context, int max_len, std::vector<int32_t>& out,
+               const std::atomic<bool>&) override {
+    ++calls;
+    // context = prompt + emitted; its next tokens in the greedy run follow.
+    const size_t at = context.size() - prompt_len_;
+    for (int i = 0; i < max_len && at + i < truth_.size(); ++i) {
+      const int32_t t = truth_[at + i];
+      out.push_back(i < right_ ? t : (t + 1) % vocab_);
+      if (i >= right_) break;
+    }
+  }
+  double ms_per_token() const override { return ms_; }
+  int calls = 0;
+
+ private:
+  const std::vector<int32_t>& truth_;
+  size_t prompt_len_;
+  int right_;
+  double ms_;
+  int vocab_;
+};
+
+}  // namespace
+
+// A free drafter that is right about one token in two, and a cheap one that is always right:
+// the loop verifies the second's drafts (more tokens per millisecond), though the first
+// proposes every time and is asked first.
+TEST(adaptive_budget_verifies_the_draft_expected_to_yield_most) {
+  Spec sp;
+  TmpFile f{write_model(sp, "policy_rate")};
+  auto model = Model::load(f.path, std::make_shared<CpuBackend>());
+  const std::vector<int32_t> prompt = {1, 2, 3, 4, 5, 6, 7, 8};
+  std::atomic<bool> abort{false};
+  GenerationConfig gp;
+  gp.max_tokens = 96;
+  gp.stop_tokens = {-1};
+  gp.speculation.mode = SpecMode::Off;
+  std::vector<int32_t> truth;
+  Session plain(*model, {});
+  speculative_generate(
+      plain, {}, gp, prompt,
+      [&](int32_t t) {
+        truth.push_back(t);
+        return true;
+      },
+      abort);
+  truth.resize(truth.size() + 64, 0);  // room past the end for drafts that overrun
+
+  ScriptedDrafter half_right(truth, prompt.size(), 1, 0.0, int(sp.vocab));
+  ScriptedDrafter always_right(truth, prompt.size(), 1000, 0.001, int(sp.vocab));
+  Drafter* order[] = {&half_right, &always_right};
+  gp.speculation.mode = SpecMode::Auto;
+  gp.speculation.budget = 8;
+  gp.speculation.adaptive = true;
+  Session target(*model, {});
+  std::vector<int32_t> got;
+  const GenerationStats st = speculative_generate(
+      target, order, gp, prompt,
+      [&](int32_t t) {
+        got.push_back(t);
+        return true;
+      },
+      abort);
+  CHECK((std::vector<int32_t>(truth.begin(), truth.begin() + 96) == got));
+  CHECK(always_right.calls > 0);
+  // First-proposer-wins would verify only half_right's drafts: at most 2 tokens a pass.
+  const double per_pass = double(st.generated) / st.target_passes;
+  if (!(per_pass > 3.0)) {
+    throw lftest::FailTest{"tokens per pass " + std::to_string(per_pass)};
+  }
 }
 
 TEST_MAIN()

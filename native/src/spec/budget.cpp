@@ -20,22 +20,23 @@ double BudgetController::pass_cost(int n) const {
 }
 
 int BudgetController::choose(int d, double draft_ms_per_token) const {
-  const double a = acceptance_[d];
   int best_k = 0;
   double best_rate = 0;
-  double expected = 1, term = 1;  // tokens per pass: 1 + a + ... + a^k
   for (int k = 0; k <= cap_; ++k) {
-    if (k > 0) {
-      term *= a;
-      expected += term;
-    }
-    const double rate = expected / (pass_cost(k + 1) + k * draft_ms_per_token);
-    if (rate > best_rate * 1.0001) {
-      best_rate = rate;
+    const double r = rate(d, k, draft_ms_per_token);
+    if (r > best_rate * 1.0001) {
+      best_rate = r;
       best_k = k;
     }
   }
   return best_k;
+}
+
+double BudgetController::rate(int d, int k, double draft_ms_per_token) const {
+  const double a = acceptance_[d];
+  double expected = 1, term = 1;  // tokens per pass: 1 + a + ... + a^k
+  for (int i = 0; i < k; ++i) expected += term *= a;
+  return expected / (pass_cost(k + 1) + k * draft_ms_per_token);
 }
 
 void BudgetController::record_pass(int n, double ms) {

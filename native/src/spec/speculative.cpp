@@ -109,35 +109,41 @@ class SpecLoop {
     return true;
   }
 
-  // Phase 1 — draft: as many tokens as the budget says pay off (and room allows).
+  // Phase 1 — draft: as many tokens as the budget says pay off (and room allows). With an
+  // adaptive budget every drafter is weighed by the tokens per millisecond it is expected to
+  // yield (BudgetController::rate): a lookup's proposal is free, so it is made and weighed;
+  // a draft model costs, so it runs only when its expected rate beats the draft in hand.
+  // With a fixed budget the first drafter that proposes wins.
   void draft() {
     const auto t0 = Clock::now();
     tree_.clear();
     const int room =
         std::min(cfg_.max_tokens - st_.generated, target_.n_ctx() - target_.n_past() - 2);
+    const bool adaptive = cfg_.speculation.adaptive;
     drafted_by_ = -1;
+    double best = 0;  // expected tokens per ms of the draft in tree_
     const int asked = std::min<int>(drafters_.size(), BudgetController::kMaxDrafters);
     for (int i = 0; i < asked; ++i) {
       Drafter* d = drafters_[i];
-      int k = cfg_.speculation.adaptive ? budget_.choose(i, d->ms_per_token()) : budget_.cap();
-      if (k == 0 && ++passes_without_draft_[i] >= kProbeEvery) k = std::min(2, budget_.cap());
+      const double cost = d->ms_per_token();
+      int k = adaptive ? budget_.choose(i, cost) : budget_.cap();
+      if (k == 0 && tree_.size() == 0 && ++passes_without_draft_[i] >= kProbeEvery) {
+        k = std::min(2, budget_.cap());
+      }
       k = std::min(k, room);
       if (k <= 0) continue;
-      if (cfg_.speculation.tree) {
-        d->propose_tree(history_, k, tree_, abort_);
-      } else {
-        chain_.clear();
-        d->propose(history_, k, chain_, abort_);
-        for (size_t i = 0; i < chain_.size(); ++i) {
-          tree_.tokens.push_back(chain_[i]);
-          tree_.parents.push_back(static_cast<int32_t>(i) - 1);
-        }
-      }
-      if (tree_.size() > 0) {
+      if (cost > 0 && tree_.size() > 0 && budget_.rate(i, k, cost) <= best) continue;
+      propose(*d, k);
+      if (candidate_.size() == 0) continue;
+      passes_without_draft_[i] = 0;
+      // What is drafted is paid for: weigh it by what its verification yields.
+      const double r = budget_.rate(i, static_cast<int>(candidate_.size()), 0);
+      if (tree_.size() == 0 || r > best) {
+        std::swap(tree_, candidate_);
+        best = r;
         drafted_by_ = i;
-        passes_without_draft_[i] = 0;
-        break;
       }
+      if (!adaptive) break;
     }
     st_.draft_ms += ms_since(t0);
   }
@@ -220,6 +226,21 @@ class SpecLoop {
  private:
   const float* row(int node) const { return rows_.data() + static_cast<size_t>(node) * n_vocab_; }
 
+  // d's draft of up to k tokens into candidate_: a tree, or a chain as a tree.
+  void propose(Drafter& d, int k) {
+    candidate_.clear();
+    if (cfg_.speculation.tree) {
+      d.propose_tree(history_, k, candidate_, abort_);
+      return;
+    }
+    chain_.clear();
+    d.propose(history_, k, chain_, abort_);
+    for (size_t i = 0; i < chain_.size(); ++i) {
+      candidate_.tokens.push_back(chain_[i]);
+      candidate_.parents.push_back(static_cast<int32_t>(i) - 1);
+    }
+  }
+
   Session& target_;
   std::span<Drafter* const> drafters_;
   const GenerationConfig& cfg_;
@@ -239,7 +260,7 @@ class SpecLoop {
   // Per drafter: passes since it last drafted while the budget gave it nothing.
   std::array<int, BudgetController::kMaxDrafters> passes_without_draft_{};
   int drafted_by_ = -1;  // which drafter (index in drafters_) made this pass's draft
-  DraftTree tree_;
+  DraftTree tree_, candidate_;
   std::vector<int32_t> chain_, batch_, parents_, path_, children_, child_tokens_;
   bool branched_ = false;
   int past_ = 0, cur_ = 0;

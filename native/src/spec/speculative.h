@@ -21,8 +21,11 @@ namespace leapfrog {
 // Receives each emitted token; returning false ends generation.
 using TokenCallback = std::function<bool(int32_t)>;
 
-// `drafters` are asked in order each pass; the first that proposes anything wins. Front
-// ends call stream_generate (spec/generate.h), which picks the drafters.
+// `drafters` are asked in order each pass. With an adaptive budget the draft verified is
+// the one expected to yield the most tokens per millisecond (a drafter with a cost per token
+// runs only when it is expected to beat the draft in hand, so free lookups go first); with a
+// fixed budget the first that proposes anything wins. Front ends call stream_generate
+// (spec/generate.h), which picks the drafters.
 GenerationStats speculative_generate(Session& target, std::span<Drafter* const> drafters,
                                      const GenerationConfig& config,
                                      std::span<const int32_t> prompt, const TokenCallback& on_token,
