@@ -1,18 +1,16 @@
 // AVX2 attention for one task (a few query rows x the query heads of one KV head): the walk
 // both x86 kernels share (attend_blocks, attention_x86_parts.h) over 256-bit pieces.
 //
-// Keys and values are f16 in the cache. Each block of 8 keys is converted once and transposed
-// (dimension-major, 8 positions per vector), so a query's 8 scores come out of head_dim
-// multiply-adds with no horizontal sums; each block of values is converted once and added
-// into every (row, head) output with its weights. As in the AVX-512 kernel:
-//   - scores for up to four (row, head) pairs per key vector loaded from L1, the query's
-//     element broadcast from memory;
+// Keys and values are f16 in the cache. Each block of 8 keys is converted once (keys_rows)
+// and every (row, head) pair's 8 scores come out of head_dim / 8 multiply-adds per key and
+// one horizontal sum of the 8 keys' lanes (sum8x8); each block of values is converted once
+// and added into every (row, head) output with its weights. As in the AVX-512 kernel:
 //   - the softmax's exponentials eight at a time (exp8, exp_avx2.h; libm's expf one at a time
-//     was a fifth of attention on a Zen 3);
+//     was a fifth of attention on a Zen 3), in whole vectors (no masked stores);
 //   - the weighted values over blocks of 32 positions, two pairs sharing each value load.
 // Every (row, head) pair sees the same float operations whatever the task holds: scores over
-// dimensions in two fixed chains, outputs over positions in order up to the row's own limit,
-// so a batched pass gives the one-row results bit for bit.
+// dimensions in fixed lanes, outputs over positions in order up to the row's own limit, so a
+// batched pass gives the one-row results bit for bit.
 #include <immintrin.h>
 
 #include <algorithm>
@@ -31,29 +29,50 @@ namespace {
 constexpr int kScoreBlock = 8;  // positions per block of scores (one vector)
 constexpr int kBlock = 32;      // positions per block of weighted values
 constexpr int kMaxHeadDim = 256;
-constexpr int kPairs = 4;       // (row, head) pairs whose scores share each key load
+constexpr int kPairs = 4;       // (row, head) pairs per call of block_scores
 constexpr int kValuePairs = 2;  // (row, head) pairs whose weighted values share each value load
 
-// Scores of P pairs against one block of 8 transposed keys: two chains per pair over the
-// dimensions (even and odd d), summed at the end.
-template <int P>
-inline void block_scores(const float* const* q, const float* kt, int hd, __m256 scale,
-                         float* const* out) {
-  __m256 acc[P][2];
-#pragma GCC unroll 4
-  for (int g = 0; g < P; ++g) acc[g][0] = acc[g][1] = _mm256_setzero_ps();
-  for (int d = 0; d < hd; d += 2) {
-    const __m256 k0 = _mm256_load_ps(kt + d * kScoreBlock),
-                 k1 = _mm256_load_ps(kt + (d + 1) * kScoreBlock);
-#pragma GCC unroll 4
-    for (int g = 0; g < P; ++g) {
-      acc[g][0] = _mm256_fmadd_ps(_mm256_broadcast_ss(q[g] + d), k0, acc[g][0]);
-      acc[g][1] = _mm256_fmadd_ps(_mm256_broadcast_ss(q[g] + d + 1), k1, acc[g][1]);
+// Keys of positions [j0, j0 + n) (n <= 8; the rest zeros) converted from f16, position by
+// position: kr[i * hd + d]. Not transposed (as the AVX-512 kernel's are): with 256-bit
+// vectors the transposes cost more than the scores' horizontal sums (sum8x8) they save.
+void keys_rows(const AttentionTask& t, int j0, int n, float* kr) {
+  const int hd = t.head_dim;
+  for (int i = 0; i < kScoreBlock; ++i) {
+    float* row = kr + i * hd;
+    if (i < n) {
+      const uint16_t* k = t.k + (j0 + i) * t.kv_stride;
+      for (int c = 0; c < hd; c += 8) _mm256_store_ps(row + c, load_f16x8(k + c));
+    } else {
+      for (int c = 0; c < hd; c += 8) _mm256_store_ps(row + c, _mm256_setzero_ps());
     }
   }
-#pragma GCC unroll 4
+}
+
+// Lane i of the result: the sum of a[i]'s eight lanes (pairs, then fours, then the halves).
+inline __m256 sum8x8(const __m256 a[8]) {
+  const __m256 t0 = _mm256_hadd_ps(a[0], a[1]), t1 = _mm256_hadd_ps(a[2], a[3]);
+  const __m256 t2 = _mm256_hadd_ps(a[4], a[5]), t3 = _mm256_hadd_ps(a[6], a[7]);
+  const __m256 u0 = _mm256_hadd_ps(t0, t1), u1 = _mm256_hadd_ps(t2, t3);
+  return _mm256_add_ps(_mm256_permute2f128_ps(u0, u1, 0x20), _mm256_permute2f128_ps(u0, u1, 0x31));
+}
+
+// Scores of P pairs against one block of 8 keys (keys_rows): per key, eight lanes of
+// multiply-adds over the dimensions (lane l takes d = l mod 8), then the lanes summed.
+template <int P>
+inline void block_scores(const float* const* q, const float* kr, int hd, __m256 scale,
+                         float* const* out) {
   for (int g = 0; g < P; ++g) {
-    _mm256_storeu_ps(out[g], _mm256_mul_ps(_mm256_add_ps(acc[g][0], acc[g][1]), scale));
+    __m256 acc[kScoreBlock];
+#pragma GCC unroll 8
+    for (int i = 0; i < kScoreBlock; ++i) acc[i] = _mm256_setzero_ps();
+    for (int c = 0; c < hd; c += 8) {
+      const __m256 qv = _mm256_loadu_ps(q[g] + c);
+#pragma GCC unroll 8
+      for (int i = 0; i < kScoreBlock; ++i) {
+        acc[i] = _mm256_fmadd_ps(qv, _mm256_load_ps(kr + i * hd + c), acc[i]);
+      }
+    }
+    _mm256_storeu_ps(out[g], _mm256_mul_ps(sum8x8(acc), scale));
   }
 }
 
@@ -155,9 +174,7 @@ struct Avx2Pieces {
   static constexpr int kScoreBlock = avx2::kScoreBlock, kPairs = avx2::kPairs,
                        kBlock = avx2::kBlock, kValuePairs = avx2::kValuePairs,
                        kMaxHeadDim = avx2::kMaxHeadDim;
-  static void keys(const AttentionTask& t, int j0, int n, float* kt) {
-    keys_transposed(t, j0, n, kt);
-  }
+  static void keys(const AttentionTask& t, int j0, int n, float* kt) { keys_rows(t, j0, n, kt); }
   template <int P>
   static void scores(const float* const* q, const float* kt, int hd, float scale,
                      float* const* out) {

@@ -1,6 +1,6 @@
-// Pieces both x86 attention kernels use (attention_avx2.cpp, attention_avx512.cpp): keys of
-// 8 positions converted from f16 and transposed, so 8 scores come out of one vector's
-// multiply-adds; and the walk both run (attend_blocks), over their own vector width's pieces.
+// Pieces both x86 attention kernels use (attention_avx2.cpp, attention_avx512.cpp): f16
+// loads, an 8 x 8 transpose (the AVX-512 kernel's keys), and the walk both run
+// (attend_blocks), over their own vector width's pieces.
 // Include only from files built with AVX2 or more; internal linkage, as each instruction set's file
 // needs its own copy (see packed_blocks.h).
 #pragma once
@@ -39,18 +39,6 @@ inline __m256 load_f16x8(const uint16_t* p) {
   return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
 }
 
-// Keys of positions [j0, j0 + n) (n <= 8; the rest read as zeros) as kt[d * 8 + i].
-void keys_transposed(const AttentionTask& t, int j0, int n, float* kt) {
-  for (int c = 0; c < t.head_dim; c += 8) {
-    __m256 r[8];
-    for (int i = 0; i < 8; ++i) {
-      r[i] = i < n ? load_f16x8(t.k + (j0 + i) * t.kv_stride + c) : _mm256_setzero_ps();
-    }
-    transpose8(r);
-    for (int i = 0; i < 8; ++i) _mm256_store_ps(kt + (c + i) * 8, r[i]);
-  }
-}
-
 // f(std::integral_constant<int, np>) for a run-time np in [1, P]: a kernel templated on its
 // number of (row, head) pairs, called with the count a block has.
 template <int P, class F>
@@ -60,11 +48,12 @@ inline void with_pairs(int np, F&& f) {
 }
 
 // One task's attention, the plan both x86 kernels share: queries rounded to f16; scores block
-// by block of K::kScoreBlock positions, up to K::kPairs (row, head) pairs per key load; a
+// by block of K::kScoreBlock positions, up to K::kPairs (row, head) pairs per call; a
 // softmax per pair; weighted values block by block of K::kBlock positions, up to
 // K::kValuePairs pairs per value load, each row up to its own limit. K (one per vector width)
 // supplies:
-//   keys(t, j0, n, kt)                      keys of positions [j0, j0 + n) transposed into kt
+//   keys(t, j0, n, kt)                      keys of positions [j0, j0 + n) into kt, laid out
+//                                           as that width's scores read them
 //   scores<P>(q, kt, hd, scale, out)        P pairs' scores against one transposed block
 //   softmax(s, lim, mask)                   in place over s[0, lim)
 //   add_values(np, w, m, vf, hd, out)       np pairs' weighted values over every dimension
