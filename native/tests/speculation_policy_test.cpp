@@ -11,6 +11,7 @@
 #include "model/model.h"
 #include "random_model.h"
 #include "spec/budget.h"
+#include "spec/ngram_drafter.h"
 #include "spec/policy.h"
 #include "spec/speculative.h"
 #include "test_harness.h"
@@ -31,6 +32,25 @@ TEST(budget_weighs_each_drafter_by_its_own_acceptance) {
   for (int i = 0; i < 40; ++i) b.record_verdict(1, 4, 2);
   CHECK(b.choose(1, 0.0) > 0);
   CHECK_EQ(b.choose(1, 5.0), 0);
+}
+
+// A loop drafts as far as the budget allows: the copy runs on over its own proposal.
+TEST(lookup_drafts_a_repeating_text_past_the_end_of_the_context) {
+  NgramDrafter lookup(2, 8);
+  std::atomic<bool> abort{false};
+  std::vector<int32_t> out;
+  const std::vector<int32_t> run = {5, 14, 14, 14, 14};
+  lookup.propose(run, 6, out, abort);
+  CHECK((out == std::vector<int32_t>{14, 14, 14, 14, 14, 14}));
+  out.clear();
+  const std::vector<int32_t> cycle = {9, 1, 2, 3, 1, 2, 3, 1, 2};
+  lookup.propose(cycle, 5, out, abort);
+  CHECK((out == std::vector<int32_t>{3, 1, 2, 3, 1}));
+  // A copy from the corpus still ends with its chunk.
+  out.clear();
+  lookup.set_corpus({7, 8, 4, 6, -1, 4, 4});
+  lookup.propose(std::vector<int32_t>{1, 7, 8}, 6, out, abort);
+  CHECK((out == std::vector<int32_t>{4, 6}));
 }
 
 namespace {

@@ -35,7 +35,19 @@ void NgramDrafter::propose(std::span<const int32_t> context, int max_len, std::v
     }
     if (at < 0) continue;
     last_match_ = n;
-    // A copy ends at the end of its chunk (-1 separates the corpus's chunks).
+    const size_t first = out.size();
+    if (source.data() == context.data()) {
+      // A copy that reaches the end of the context goes on over what it has just proposed
+      // (an overlapping copy, as LZ77's): a text repeating with period p = size - at
+      // repeats on. The most recent match of a run inside a loop sits right at the end, so
+      // without this a loop drafts one token a pass.
+      for (int i = 0; i < max_len; ++i) {
+        const size_t from = static_cast<size_t>(at) + i;
+        out.push_back(from < context.size() ? context[from] : out[first + from - context.size()]);
+      }
+      return;
+    }
+    // A copy from the corpus ends at the end of its chunk (-1 separates chunks).
     for (int i = 0; i < max_len && at + i < static_cast<int>(source.size()); ++i) {
       if (source[at + i] < 0) break;
       out.push_back(source[at + i]);
