@@ -11,6 +11,7 @@
 #include "model/model.h"
 #include "random_model.h"
 #include "spec/budget.h"
+#include "spec/model_drafter.h"
 #include "spec/ngram_drafter.h"
 #include "spec/policy.h"
 #include "spec/speculative.h"
@@ -51,6 +52,39 @@ TEST(lookup_drafts_a_repeating_text_past_the_end_of_the_context) {
   lookup.set_corpus({7, 8, 4, 6, -1, 4, 4});
   lookup.propose(std::vector<int32_t>{1, 7, 8}, 6, out, abort);
   CHECK((out == std::vector<int32_t>{4, 6}));
+}
+
+// A random-weight model's top token has a probability near 1/vocab, so a fixed confidence
+// threshold stops every chain after one token, though the model it was quantized from
+// accepts them all: the draft model learns where to stop from the verdicts.
+TEST(draft_model_learns_where_to_stop_from_the_verdicts) {
+  Spec sp;
+  TmpFile f{write_model(sp, "policy_calibration")};
+  auto model = Model::load(f.path, std::make_shared<CpuBackend>());
+  Session session(*model, {});
+  ModelDrafter drafter(session);
+  std::atomic<bool> abort{false};
+  const std::vector<int32_t> context = {3, 1, 4, 1, 5, 9, 2, 6};
+  std::vector<int32_t> out;
+  drafter.propose(context, 4, out, abort);
+  CHECK_EQ(out.size(), size_t(1));  // unsure from the second token on
+  for (int i = 0; i < 20; ++i) {
+    out.clear();
+    drafter.propose(context, 4, out, abort);
+    drafter.verdict(static_cast<int>(out.size()), static_cast<int>(out.size()));
+  }
+  out.clear();
+  drafter.propose(context, 4, out, abort);
+  CHECK_EQ(out.size(), size_t(4));
+  // Refuted from then on, it goes back to one token.
+  for (int i = 0; i < 40; ++i) {
+    out.clear();
+    drafter.propose(context, 4, out, abort);
+    drafter.verdict(static_cast<int>(out.size()), 0);
+  }
+  out.clear();
+  drafter.propose(context, 4, out, abort);
+  CHECK_EQ(out.size(), size_t(1));
 }
 
 namespace {

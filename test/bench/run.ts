@@ -10,7 +10,9 @@
 //   --reps     repetitions per figure (default 5; --quick 3); medians are reported.
 //   --threads  CPU threads for both engines (default: 2, the development machine's cores).
 //   --llama-threads  llama.cpp threads in the speculative section (default 1: see spec.ts).
-//   --pairs    speculative-section pairs: stories (stories260K + its Q4_0 copy), bundled.
+//   --pairs    speculative-section pairs: stories (stories260K + its Q4_0 copy), bundled,
+//              random (a random-weight 0.5B-shaped Q8_0 with `--draft self`, its own Q4_0
+//              copy; 3 prompts of 64 tokens). Default: all three.
 //   --prompts  prompts per pair (default 6; --quick 3); --max-tokens (default 128).
 //   --budgets  draft budgets (default 4,8,16,32).
 //   --pp/--tg/--ctx/--batches  override 512 / 128 / 1024 / 1,2,4,8,16,32.
@@ -165,7 +167,7 @@ async function main(): Promise<void> {
   }
 
   if (sections.includes('spec')) {
-    const pairs = (opt('pairs', 'stories,bundled') ?? '').split(',');
+    const pairs = (opt('pairs', 'stories,bundled,random') ?? '').split(',');
     const specOpts = {
       threads,
       llamaThreads: Number(opt('llama-threads', '1')),
@@ -211,6 +213,21 @@ async function main(): Promise<void> {
           prefixChars: 1500,
           suffixChars: 400,
         };
+      } else if (p === 'random') {
+        // Random weights agree with no other model, so the draft is the target's own Q4_0
+        // copy (what a user with one model gets); such a model loops on a few tokens, which
+        // lookup drafting predicts.
+        pair = {
+          label: 'random-weight pair qwen2-0.5B-shaped Q8_0 + its Q4_0 copy (--draft self)',
+          target: makeBenchModel('0.5b', 'Q8_0', log),
+          draft: 'self',
+          fim: false,
+          prefixChars: 600,
+          suffixChars: 0,
+          ctx: 1024,
+          prompts: 3,
+          maxTokens: 64,
+        };
       }
       if (!pair) continue;
       log(`speculative: ${pair.label}`);
@@ -220,6 +237,8 @@ async function main(): Promise<void> {
       report.push(specTable(pair, rows));
       log(report.at(-1)!);
       save();
+      // A random-weight model's output owes nothing to the other open files.
+      if (p === 'random') continue;
       log(`lookup over another open file: ${pair.label}`);
       const corpus = benchCorpus(pair, specOpts, promptDir);
       results.spec[results.spec.length - 1]!.corpus = corpus;

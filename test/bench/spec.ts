@@ -30,6 +30,9 @@ export interface SpecPair {
   prefixChars: number;
   suffixChars: number;
   ctx?: number;
+  /** Fewer prompts or tokens than the run's options (a slow pair). */
+  prompts?: number;
+  maxTokens?: number;
 }
 
 export interface SpecOptions {
@@ -136,7 +139,7 @@ function runCli(
     '--spec',
     mode,
     '--max-tokens',
-    String(o.maxTokens),
+    String(pair.maxTokens ?? o.maxTokens),
     '--threads',
     String(o.threads),
     '--json',
@@ -209,7 +212,7 @@ async function llamaSpec(
         for await (const tok of seq.evaluate(ids, { temperature: 0 })) {
           if (k === 0) t0 = performance.now();
           k++;
-          if (k > o.maxTokens || model.isEogToken(tok)) break;
+          if (k > (pair.maxTokens ?? o.maxTokens) || model.isEogToken(tok)) break;
         }
         const ms = performance.now() - t0;
         samples.push(((k - 1) * 1000) / ms);
@@ -250,7 +253,7 @@ export async function benchSpecPair(
   o: SpecOptions,
   workDir: string,
 ): Promise<SpecRow[]> {
-  const prompts = cutPrompts(pair, o.prompts, workDir);
+  const prompts = cutPrompts(pair, Math.min(o.prompts, pair.prompts ?? o.prompts), workDir);
   const rows: SpecRow[] = [];
   const configs: { mode: string; budget: number | 'adaptive' | null }[] = [];
   for (const mode of o.modes) {
@@ -305,7 +308,8 @@ export async function benchSpecPair(
     const lmodes: ('off' | 'ngram' | 'draft')[] = [
       'off',
       'ngram',
-      ...(pair.draft ? (['draft'] as const) : []),
+      // `--draft self` is Leapfrog's own Q4_0 copy: llama.cpp gets no draft file for it.
+      ...(pair.draft && pair.draft !== 'self' ? (['draft'] as const) : []),
     ];
     let llamaOff = NaN;
     for (const m of lmodes) {

@@ -44,6 +44,10 @@ class Drafter {
   // Reads the prompt ahead of decoding, so that drafting's measured cost is that of drafting
   // and not the prompt's (a drafter with state of its own, such as a draft model's KV cache).
   virtual void prefill(std::span<const int32_t> /*prompt*/, const std::atomic<bool>& /*abort*/) {}
+  // What became of this drafter's last chain (propose): the first `accepted` of its
+  // `drafted` tokens were accepted, and the next, if any, refuted. Drafters that learn from
+  // it (a draft model calibrating where it stops) override it.
+  virtual void verdict(int /*drafted*/, int /*accepted*/) {}
   // Cost of drafting one token, in milliseconds (0 for lookups): the budget weighs it.
   virtual double ms_per_token() const { return 0; }
 };

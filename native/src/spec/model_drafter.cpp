@@ -1,5 +1,6 @@
 #include "spec/model_drafter.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 
@@ -71,24 +72,39 @@ void ModelDrafter::prefill(std::span<const int32_t> prompt, const std::atomic<bo
 void ModelDrafter::propose(std::span<const int32_t> context, int max_len, std::vector<int32_t>& out,
                            const std::atomic<bool>& abort) {
   const int n_vocab = draft_.n_vocab();
+  chain_probability_.clear();
   draft_chain(context, max_len, abort, [&](int i, const float* logits) -> int32_t {
     const int32_t top = Sampler::argmax(logits, n_vocab);
-    // Stop where the draft itself doubts: a wasted row costs more than it is likely to earn.
-    if (i > 0 && top_probability(logits, n_vocab, top) < min_confidence_) return -1;
+    const float p = top_probability(logits, n_vocab, top);
+    // Stop where the token is unlikely to be accepted: a wasted row costs more than it is
+    // likely to earn.
+    if (i > 0 && !worth_drafting(p)) return -1;
     out.push_back(top);
+    chain_probability_.push_back(p);
     return top;
   });
 }
 
+void ModelDrafter::verdict(int drafted, int accepted) {
+  // Tokens past the first refuted one were never judged.
+  const int judged = std::min({drafted, accepted + 1, static_cast<int>(chain_probability_.size())});
+  for (int i = 0; i < judged; ++i) {
+    double& a = accepted_[band(chain_probability_[i])];
+    a = 0.9 * a + 0.1 * (i < accepted ? 1.0 : 0.0);
+  }
+  chain_probability_.clear();
+}
+
 void ModelDrafter::propose_tree(std::span<const int32_t> context, int max_nodes, DraftTree& out,
                                 const std::atomic<bool>& abort) {
+  chain_probability_.clear();  // a tree's verdict calibrates nothing
   const int n_vocab = draft_.n_vocab();
   int32_t chain_parent = -1;
   draft_chain(context, max_nodes, abort, [&](int i, const float* logits) -> int32_t {
     if (static_cast<int>(out.size()) >= max_nodes) return -1;
     const int32_t top = Sampler::argmax(logits, n_vocab);
     const float p_top = top_probability(logits, n_vocab, top);
-    if (i > 0 && p_top < min_confidence_ * 0.5f) return -1;
+    if (i > 0 && !worth_drafting(p_top)) return -1;
     out.tokens.push_back(top);
     out.parents.push_back(chain_parent);
     const int32_t top_node = static_cast<int32_t>(out.size()) - 1;

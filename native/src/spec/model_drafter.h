@@ -1,7 +1,13 @@
 // Drafting with a smaller model of the same vocabulary. Its KV cache follows the target's
 // context (common-prefix reuse drops whatever the target rejected); it drafts greedily and
-// stops early when its own confidence in the next token falls below a threshold.
+// stops early where its next token is unlikely to be accepted — judged by the draft's own
+// probability of that token, calibrated on what the target accepted so far (a draft's
+// probabilities are not the target's acceptance: a random-weight model's top choice has a
+// probability near 1e-5 and is accepted every time by the model it was quantized from).
 #pragma once
+#include <array>
+#include <vector>
+
 #include "engine/session.h"
 #include "spec/drafter.h"
 
@@ -9,8 +15,7 @@ namespace leapfrog {
 
 class ModelDrafter : public Drafter {
  public:
-  ModelDrafter(Session& draft, float min_confidence = 0.4f)
-      : draft_(draft), min_confidence_(min_confidence) {}
+  explicit ModelDrafter(Session& draft) : draft_(draft) {}
   const char* name() const override { return "draft"; }
   void propose(std::span<const int32_t> context, int max_len, std::vector<int32_t>& out,
                const std::atomic<bool>& abort) override;
@@ -20,7 +25,10 @@ class ModelDrafter : public Drafter {
                     const std::atomic<bool>& abort) override;
   // Evaluates the prompt into the draft's cache (reusing whatever prefix it already holds).
   void prefill(std::span<const int32_t> prompt, const std::atomic<bool>& abort) override;
+  void verdict(int drafted, int accepted) override;
   double ms_per_token() const override { return ms_per_token_; }
+  // Running acceptance of the drafted tokens whose draft probability was about `p`.
+  double acceptance_at(float p) const { return accepted_[band(p)]; }
 
  private:
   Session& draft_;
@@ -30,7 +38,19 @@ class ModelDrafter : public Drafter {
   int draft_chain(std::span<const int32_t> context, int max_len, const std::atomic<bool>& abort,
                   Step step);
 
-  float min_confidence_;
+  // Draft probabilities in bands and, per band, the running acceptance of the tokens drafted
+  // in it. The start behaves as a fixed threshold of 0.3; every chain's first token is drafted
+  // whatever its band, so each band keeps being measured.
+  static constexpr std::array<float, 4> kBandFloor = {0.0f, 0.1f, 0.3f, 0.6f};
+  static int band(float p) {
+    int b = 0;
+    while (b + 1 < static_cast<int>(kBandFloor.size()) && p >= kBandFloor[b + 1]) ++b;
+    return b;
+  }
+  // A chain goes on while its next token is more likely accepted than not.
+  bool worth_drafting(float p) const { return acceptance_at(p) >= 0.5; }
+  std::array<double, kBandFloor.size()> accepted_ = {0.2, 0.45, 0.6, 0.85};
+  std::vector<float> chain_probability_;  // of the last chain's tokens, for verdict()
   float branch_below_ = 0.75f;
   // Running estimate of what one drafted token costs, refined from measurements: a chain's
   // whole time (its catch-up over the tokens emitted since the last draft, the step that

@@ -206,8 +206,10 @@ class SpecLoop {
     const int accepted = static_cast<int>(path_.size()) - 1;
     st_.drafted += static_cast<int>(tree_.size());
     st_.accepted += accepted;
-    if (drafted_by_ >= 0)
+    if (drafted_by_ >= 0) {
       budget_.record_verdict(drafted_by_, static_cast<int>(tree_.size()), accepted);
+      if (!branched_) drafters_[drafted_by_]->verdict(static_cast<int>(tree_.size()), accepted);
+    }
     return go_on;
   }
 
