@@ -91,6 +91,23 @@ TEST(draft_model_learns_where_to_stop_from_the_verdicts) {
   CHECK_EQ(out.size(), size_t(1));
 }
 
+// A draft model that has not run for a while must first read what was emitted meanwhile:
+// the budget is told, so it is not asked as if it were up to date.
+TEST(draft_model_charges_its_catch_up) {
+  Spec sp;
+  TmpFile f{write_model(sp, "policy_catch_up")};
+  auto model = Model::load(f.path, std::make_shared<CpuBackend>());
+  Session session(*model, {});
+  ModelDrafter drafter(session);
+  std::atomic<bool> abort{false};
+  std::vector<int32_t> context = {3, 1, 4, 1, 5, 9, 2, 6};
+  drafter.prefill(context, abort);
+  context.push_back(5);
+  CHECK(drafter.setup_ms(context) == 0.0);
+  for (int i = 0; i < 20; ++i) context.push_back(7 + i);
+  CHECK(drafter.setup_ms(context) > 0.0);
+}
+
 namespace {
 
 std::vector<std::string> names(const DraftPolicy& p) {

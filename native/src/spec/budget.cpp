@@ -33,11 +33,11 @@ int BudgetController::choose(int d, double draft_ms_per_token) const {
   return best_k;
 }
 
-double BudgetController::rate(int d, int k, double draft_ms_per_token) const {
+double BudgetController::rate(int d, int k, double draft_ms_per_token, double setup_ms) const {
   const double a = acceptance_[d];
   double expected = 1, term = 1;  // tokens per pass: 1 + a + ... + a^k
   for (int i = 0; i < k; ++i) expected += term *= a;
-  return expected / (pass_cost(k + 1) + k * draft_ms_per_token);
+  return expected / (pass_cost(k + 1) + k * draft_ms_per_token + setup_ms);
 }
 
 void BudgetController::record_pass(int n, double ms) {

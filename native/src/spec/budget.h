@@ -22,8 +22,9 @@ class BudgetController {
   // Draft length for the next pass (0..cap) from drafter `d` (its index in the order the
   // loop asks them), given its cost per token.
   int choose(int d, double draft_ms_per_token) const;
-  // Expected tokens per millisecond of a pass that verifies k tokens from drafter d.
-  double rate(int d, int k, double draft_ms_per_token) const;
+  // Expected tokens per millisecond of a pass that verifies k tokens from drafter d, its
+  // draft costing k * draft_ms_per_token + setup_ms.
+  double rate(int d, int k, double draft_ms_per_token, double setup_ms = 0) const;
   void record_pass(int n_tokens, double ms);
   void record_verdict(int d, int drafted, int accepted);
   double acceptance(int d) const { return acceptance_[d]; }

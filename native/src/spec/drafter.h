@@ -50,6 +50,9 @@ class Drafter {
   virtual void verdict(int /*drafted*/, int /*accepted*/) {}
   // Cost of drafting one token, in milliseconds (0 for lookups): the budget weighs it.
   virtual double ms_per_token() const { return 0; }
+  // Cost of starting a draft after `context`, beyond ms_per_token per token (ms): a draft
+  // model must first read the tokens emitted since it last ran.
+  virtual double setup_ms(std::span<const int32_t> /*context*/) const { return 0; }
 };
 
 }  // namespace leapfrog

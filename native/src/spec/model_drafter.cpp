@@ -43,6 +43,12 @@ int ModelDrafter::draft_chain(std::span<const int32_t> context, int max_len,
   const auto t0 = std::chrono::steady_clock::now();
   const int keep = draft_.reuse_prefix(context);
   std::span<const float> logits = draft_.forward(context.subspan(keep), false, &abort);
+  const int caught_up = static_cast<int>(context.size()) - keep;
+  if (caught_up > 2) {
+    const double catch_up_ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    catch_up_ms_per_token_ = 0.7 * catch_up_ms_per_token_ + 0.3 * (catch_up_ms / caught_up);
+  }
   int drafted = 0;
   int32_t tok[1];
   for (int i = 0; i < max_len; ++i) {
@@ -58,9 +64,14 @@ int ModelDrafter::draft_chain(std::span<const int32_t> context, int max_len,
   // The first forward's catch-up can be long (the tokens emitted while nothing was
   // drafted): counted as one step, it would make the next drafts look dear and keep the
   // budget at zero, which makes the next catch-up longer still.
-  const int caught_up = static_cast<int>(context.size()) - keep;
   if (caught_up <= 2 && drafted > 0) ms_per_token_ = 0.8 * ms_per_token_ + 0.2 * (ms / drafted);
   return drafted;
+}
+
+double ModelDrafter::setup_ms(std::span<const int32_t> context) const {
+  // The draft's cache may hold a refuted branch past the common prefix; n_past bounds it.
+  const int behind = static_cast<int>(context.size()) - draft_.n_past();
+  return behind > 2 ? behind * catch_up_ms_per_token_ : 0.0;
 }
 
 void ModelDrafter::prefill(std::span<const int32_t> prompt, const std::atomic<bool>& abort) {

@@ -27,6 +27,9 @@ class ModelDrafter : public Drafter {
   void prefill(std::span<const int32_t> prompt, const std::atomic<bool>& abort) override;
   void verdict(int drafted, int accepted) override;
   double ms_per_token() const override { return ms_per_token_; }
+  // The catch-up over the tokens emitted since the draft last ran, beyond the one or two a
+  // chain always reads.
+  double setup_ms(std::span<const int32_t> context) const override;
   // Running acceptance of the drafted tokens whose draft probability was about `p`.
   double acceptance_at(float p) const { return accepted_[band(p)]; }
 
@@ -56,6 +59,9 @@ class ModelDrafter : public Drafter {
   // whole time (its catch-up over the tokens emitted since the last draft, the step that
   // found the draft unsure and stopped it) over the tokens it drafted.
   double ms_per_token_ = 0.5;
+  // Running estimate of a catch-up's cost per token read (a batched pass: far less than a
+  // drafted token).
+  double catch_up_ms_per_token_ = 0.1;
 };
 
 }  // namespace leapfrog

@@ -127,12 +127,19 @@ class SpecLoop {
       Drafter* d = drafters_[i];
       const double cost = d->ms_per_token();
       int k = adaptive ? budget_.choose(i, cost) : budget_.cap();
+      bool probe = false;
       if (k == 0 && tree_.size() == 0 && ++passes_without_draft_[i] >= kProbeEvery) {
         k = std::min(2, budget_.cap());
+        probe = true;
       }
       k = std::min(k, room);
       if (k <= 0) continue;
-      if (cost > 0 && tree_.size() > 0 && budget_.rate(i, k, cost) <= best) continue;
+      if (adaptive && cost > 0 && !probe) {
+        // A costly drafter must beat the draft in hand, or a plain pass, counting what it
+        // costs to start (a draft model's catch-up).
+        const double bar = tree_.size() > 0 ? best : budget_.rate(i, 0, 0);
+        if (budget_.rate(i, k, cost, d->setup_ms(history_)) <= bar) continue;
+      }
       propose(*d, k);
       if (candidate_.size() == 0) continue;
       passes_without_draft_[i] = 0;
