@@ -58,15 +58,29 @@ TEST(lookup_drafts_a_repeating_text_past_the_end_of_the_context) {
   CHECK((out == std::vector<int32_t>{4, 6}));
 }
 
+namespace {
+
+// A draft model over a random-weight model written for the test.
+struct RandomDraft {
+  explicit RandomDraft(const std::string& name)
+      : file{write_model(Spec{}, name)},
+        model(Model::load(file.path, std::make_shared<CpuBackend>())),
+        session(*model, {}),
+        drafter(session) {}
+  TmpFile file;
+  std::unique_ptr<Model> model;
+  Session session;
+  ModelDrafter drafter;
+};
+
+}  // namespace
+
 // A random-weight model's top token has a probability near 1/vocab, so a fixed confidence
 // threshold stops every chain after one token, though the model it was quantized from
 // accepts them all: the draft model learns where to stop from the verdicts.
 TEST(draft_model_learns_where_to_stop_from_the_verdicts) {
-  Spec sp;
-  TmpFile f{write_model(sp, "policy_calibration")};
-  auto model = Model::load(f.path, std::make_shared<CpuBackend>());
-  Session session(*model, {});
-  ModelDrafter drafter(session);
+  RandomDraft rd("policy_calibration");
+  ModelDrafter& drafter = rd.drafter;
   std::atomic<bool> abort{false};
   const std::vector<int32_t> context = {3, 1, 4, 1, 5, 9, 2, 6};
   std::vector<int32_t> out;
@@ -94,11 +108,8 @@ TEST(draft_model_learns_where_to_stop_from_the_verdicts) {
 // A draft model that has not run for a while must first read what was emitted meanwhile:
 // the budget is told, so it is not asked as if it were up to date.
 TEST(draft_model_charges_its_catch_up) {
-  Spec sp;
-  TmpFile f{write_model(sp, "policy_catch_up")};
-  auto model = Model::load(f.path, std::make_shared<CpuBackend>());
-  Session session(*model, {});
-  ModelDrafter drafter(session);
+  RandomDraft rd("policy_catch_up");
+  ModelDrafter& drafter = rd.drafter;
   std::atomic<bool> abort{false};
   std::vector<int32_t> context = {3, 1, 4, 1, 5, 9, 2, 6};
   drafter.prefill(context, abort);
