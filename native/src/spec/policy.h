@@ -14,7 +14,10 @@ namespace leapfrog {
 
 struct DraftPolicy {
   std::vector<std::unique_ptr<Drafter>> owned;
-  std::vector<Drafter*> order;  // asked in turn each pass; the first that proposes wins
+  // Asked in turn each pass (free lookups first): the draft verified is the one expected to
+  // yield the most tokens per ms, or with a fixed budget the first proposal
+  // (spec/speculative.h).
+  std::vector<Drafter*> order;
 };
 
 // `draft` is the draft model's session, or null when none is loaded; `corpus` is the
