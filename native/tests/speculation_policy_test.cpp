@@ -60,7 +60,7 @@ TEST(lookup_drafts_a_repeating_text_past_the_end_of_the_context) {
 
 namespace {
 
-// A draft model over a random-weight model written for the test.
+// A random-weight model written for the test, a session on it and a draft model over that.
 struct RandomDraft {
   explicit RandomDraft(const std::string& name)
       : file{write_model(Spec{}, name)},
@@ -130,10 +130,8 @@ std::vector<std::string> names(const DraftPolicy& p) {
 }  // namespace
 
 TEST(auto_asks_the_lookup_then_the_draft_model) {
-  Spec sp;
-  TmpFile f{write_model(sp, "policy")};
-  auto model = Model::load(f.path, std::make_shared<CpuBackend>());
-  Session draft(*model, {});
+  RandomDraft rd("policy");
+  Session& draft = rd.session;
   SpeculationConfig spec;
   spec.mode = SpecMode::Auto;
   CHECK((names(make_draft_policy(spec, &draft, {})) == std::vector<std::string>{"ngram", "draft"}));
@@ -182,9 +180,9 @@ class ScriptedDrafter : public Drafter {
 // the loop verifies the second's drafts (more tokens per millisecond), though the first
 // proposes every time and is asked first.
 TEST(adaptive_budget_verifies_the_draft_expected_to_yield_most) {
-  Spec sp;
-  TmpFile f{write_model(sp, "policy_rate")};
-  auto model = Model::load(f.path, std::make_shared<CpuBackend>());
+  RandomDraft rd("policy_rate");
+  const auto& model = rd.model;
+  const Spec sp;
   const std::vector<int32_t> prompt = {1, 2, 3, 4, 5, 6, 7, 8};
   std::atomic<bool> abort{false};
   GenerationConfig gp;

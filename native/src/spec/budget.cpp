@@ -1,6 +1,5 @@
 #include "spec/budget.h"
 
-#include <algorithm>
 #include <cmath>
 
 namespace leapfrog {
@@ -48,12 +47,7 @@ void BudgetController::record_pass(int n, double ms) {
 void BudgetController::record_verdict(int d, int drafted, int accepted) {
   if (drafted <= 0) return;
   double& a = acceptance_[d];
-  // Per-token acceptance under the geometric model: each token up to the first refuted one
-  // was a trial (those after it were never judged), so the estimate is accepted / trials.
-  // accepted / drafted would read a = 0.9 over 8 tokens as 0.64 and keep drafts short.
-  for (int i = 0; i < std::min(drafted, accepted + 1); ++i) {
-    a = 0.9 * a + 0.1 * (i < accepted ? 1.0 : 0.0);
-  }
+  blend_verdict(drafted, accepted, [&](int) -> double& { return a; });
   if (a < 0.05) a = 0.05;
   if (a > 0.98) a = 0.98;
 }

@@ -10,6 +10,18 @@
 
 namespace leapfrog {
 
+// The verdict on a chain of `drafted` tokens under the geometric model: the first `accepted`
+// were accepted, the next refuted, the rest never judged. Blends each judged token into the
+// running per-token acceptance `a` (accepted / drafted would read a = 0.9 over 8 tokens as
+// 0.64). `slot(i)` picks the estimate token i counts towards.
+template <class Slot>
+void blend_verdict(int drafted, int accepted, Slot slot) {
+  for (int i = 0; i < drafted && i <= accepted; ++i) {
+    double& a = slot(i);
+    a = 0.9 * a + 0.1 * (i < accepted ? 1.0 : 0.0);
+  }
+}
+
 class BudgetController {
  public:
   static constexpr int kMaxBatch = kMaxPassTokens;

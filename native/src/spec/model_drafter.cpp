@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "sampling/sampler.h"
+#include "spec/budget.h"
 
 namespace leapfrog {
 
@@ -97,12 +98,9 @@ void ModelDrafter::propose(std::span<const int32_t> context, int max_len, std::v
 }
 
 void ModelDrafter::verdict(int drafted, int accepted) {
-  // Tokens past the first refuted one were never judged.
-  const int judged = std::min({drafted, accepted + 1, static_cast<int>(chain_probability_.size())});
-  for (int i = 0; i < judged; ++i) {
-    double& a = accepted_[band(chain_probability_[i])];
-    a = 0.9 * a + 0.1 * (i < accepted ? 1.0 : 0.0);
-  }
+  const int chain = std::min(drafted, static_cast<int>(chain_probability_.size()));
+  blend_verdict(chain, accepted,
+                [&](int i) -> double& { return accepted_[band(chain_probability_[i])]; });
   chain_probability_.clear();
 }
 
