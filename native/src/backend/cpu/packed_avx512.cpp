@@ -129,12 +129,17 @@ inline __m512i slice(const BlockIQ4_NLx16& x, int s) {
 
 // The weights stream from memory once, at the tiles' pace: each block asks for the one
 // kPrefetchBlocks ahead (groups lie one after another, so past a group's end this is the
-// next group's start; a prefetch past the buffer is harmless).
+// next group's start; a prefetch past the buffer is harmless). Decoding (one activation row)
+// fetches into L1; the tiles of several rows fetch into L2 only, because L1 already holds
+// the chunk being read and its activation tiles, and the next chunk there evicted them:
+// 151936 x 896 Q8_0 with 32 rows, one thread, 126 GMAC/s with T0, 167 with T1 (the
+// one-row product the other way: 21.8 GMAC/s with T0, 16.5 with T1).
 constexpr int64_t kPrefetchBlocks = 16;
-template <class Block>
+template <int Hint, class Block>
 inline void prefetch_ahead(const Block* x) {
   const char* ahead = reinterpret_cast<const char*>(x + kPrefetchBlocks);
-  for (size_t off = 0; off < sizeof(Block); off += 64) _mm_prefetch(ahead + off, _MM_HINT_T0);
+  for (size_t off = 0; off < sizeof(Block); off += 64)
+    _mm_prefetch(ahead + off, static_cast<_mm_hint>(Hint));
 }
 
 // 16 packed rows x C activation rows over nb blocks. With few activation rows the integer
@@ -148,7 +153,7 @@ void tile(const Block* x, const uint8_t* a, size_t as, float* y, size_t ldy, int
   for (int c = 0; c < C; ++c) facc[c] = _mm512_setzero_ps();
   const auto act = [&](int c) { return reinterpret_cast<const ActQ8_0*>(a + c * as); };
   for (int64_t b = 0; b < nb; ++b) {
-    prefetch_ahead(x + b);
+    prefetch_ahead<_MM_HINT_T0>(x + b);
     __m512i acc[C][kChains];
 #pragma GCC unroll 16
     for (int c = 0; c < C; ++c) {
@@ -183,19 +188,18 @@ void tile(const Block* x, const uint8_t* a, size_t as, float* y, size_t ldy, int
 
 // ---- activation tiles (rearranged once per product of n > 1 rows) ----------------------
 //
-// Rows in groups of 16; the last group is 4, 8 or 16 wide (padded with zero rows). Per
-// group of width W and block b, at 40 W b bytes from the group's start: the W scales (f32),
-// the W offset terms -offset * sum(a) (int32, the weights' stored offset already applied;
-// for the types with a min term, whose codes have no offset, the block totals s_a as f32
-// instead), then slice s of row c at 8 W + 4 (s W + c). One pointer reaches every row of a
-// tile, so a tile of 16 rows keeps its addresses in registers (with 16 row pointers GCC spills
-// them and reloads them every block). In cache, one thread, the two tiles run alike (~205 GMAC/s);
-// in whole passes of a 1.5B Q8_0 this layout measured faster: 32-token passes 300-317 ms
-// against 359-394, 16-token 159-171 against 176-201 (three alternating rounds, 2 threads).
-constexpr int kActTile = 16;
+// Rows in groups of 8; the last group is 4 or 8 wide (padded with zero rows). Per group of
+// width W and block b, at 40 W b bytes from the group's start: the W scales (f32), the W
+// offset terms -offset * sum(a) (int32, the weights' stored offset already applied; for the
+// types with a min term, whose codes have no offset, the block totals s_a as f32 instead),
+// then slice s of row c at 8 W + 4 (s W + c). One pointer reaches every row of a tile, so a
+// tile keeps its addresses in registers (with 16 row pointers GCC spilled them and reloaded
+// them every block; in whole passes of a 1.5B Q8_0 this layout measured faster: 32-token
+// passes 300-317 ms against 359-394, three alternating rounds, 2 threads, session 6).
+constexpr int kActTile = 8;
 constexpr int kActBlockBytes = 40;  // per row and block: scale, offset term, 32 quants
 
-inline int tail_width(int rows) { return rows == 0 ? 0 : rows <= 4 ? 4 : rows <= 8 ? 8 : 16; }
+inline int tail_width(int rows) { return rows == 0 ? 0 : rows <= 4 ? 4 : 8; }
 inline int padded_rows(int n) { return n / kActTile * kActTile + tail_width(n % kActTile); }
 
 size_t act_tiles_bytes(int n, int64_t cols) {
@@ -234,20 +238,23 @@ void act_tiles(const uint8_t* a, size_t as, int n, int64_t cols, uint8_t* dst) {
   }
 }
 
-// 16 packed rows x one tile of W activation rows over blocks [b0, b1), the float accumulators
-// in y (16 floats per activation row, contiguous): with W = 16 the 16 integer chains hide
-// vpdpbusd's latency on both of its issue ports, and the tile walks the inputs in chunks
-// that stay in L1 while every tile of the pass reads them. The operations per (row,
-// activation) are tile()'s — the integer sum from the offset term, one fma per block from
-// 0 — so the results are tile()'s, bit for bit.
+// 16 packed rows x one tile of W activation rows over blocks [b0, b1), the float sums in y
+// (16 floats per activation row, contiguous), read at the chunk's start and written at its
+// end. A tile of 8 keeps its 8 integer chains (enough for vpdpbusd's latency at one per
+// cycle on Zen 4) and its 8 float sums in registers for the whole chunk. Tiles of 16 had to
+// keep their float sums in memory, a load and a store per row and block: one thread, in
+// cache, 172 -> 180 GMAC/s; whole products on 2 threads, 1.5B shape, Q8_0, 4 layers and the
+// output, n = 16: 29-42 ms -> 22-24 (with the L2 prefetch above; lf_matbench, 3 rounds
+// alternated, Zen 4). The operations per (row, activation) are tile()'s — the integer sum
+// from the offset term, one fma per block from 0 — so the results are tile()'s, bit for bit.
 template <class Block, int W>
 void tile_t(const Block* x, const uint8_t* t, float* y, int64_t b0, int64_t b1, bool fetch) {
-  if (b0 == 0) {
+  __m512 facc[W];
 #pragma GCC unroll 16
-    for (int c = 0; c < W; ++c) _mm512_store_ps(y + c * kRows, _mm512_setzero_ps());
-  }
+  for (int c = 0; c < W; ++c)
+    facc[c] = b0 == 0 ? _mm512_setzero_ps() : _mm512_load_ps(y + c * kRows);
   for (int64_t b = b0; b < b1; ++b) {
-    if (fetch) prefetch_ahead(x + b);
+    if (fetch) prefetch_ahead<_MM_HINT_T1>(x + b);
     const uint8_t* p = t + size_t(b) * kActBlockBytes * W;
     const float* d = reinterpret_cast<const float*>(p);
     const int32_t* off = reinterpret_cast<const int32_t*>(p + 4 * W);
@@ -266,19 +273,19 @@ void tile_t(const Block* x, const uint8_t* t, float* y, int64_t b0, int64_t b1, 
     const __m512 dw = f16x16(x[b].d);
 #pragma GCC unroll 16
     for (int c = 0; c < W; ++c) {
-      float* yc = y + c * kRows;
-      __m512 f = _mm512_fmadd_ps(_mm512_cvtepi32_ps(acc[c]),
-                                 _mm512_mul_ps(dw, _mm512_set1_ps(d[c])), _mm512_load_ps(yc));
+      facc[c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(acc[c]), _mm512_mul_ps(dw, _mm512_set1_ps(d[c])),
+                                facc[c]);
       if constexpr (kHasMin<Block>) {
-        f = _mm512_fmadd_ps(f16x16(x[b].m), _mm512_set1_ps(s_a[c]), f);
+        facc[c] = _mm512_fmadd_ps(f16x16(x[b].m), _mm512_set1_ps(s_a[c]), facc[c]);
       }
-      _mm512_store_ps(yc, f);
     }
   }
+#pragma GCC unroll 16
+  for (int c = 0; c < W; ++c) _mm512_store_ps(y + c * kRows, facc[c]);
 }
 
 // Blocks per chunk of the walk over the inputs: 16 blocks of 16 rows are 8.5 KiB of Q8_0
-// weights, which stay in L1 beside the activation tiles that read them.
+// weights, which stay in L1 beside the activation tiles that read them (5 KiB per tile).
 constexpr int64_t kChunkBlocks = 16;
 // Activation rows per pass over a group (the scratch below holds their sums).
 constexpr int kScratchRows = 64;
@@ -311,9 +318,6 @@ void gemm16(const uint8_t* w, size_t ws, int64_t rows, const uint8_t* a, size_t 
           const uint8_t* t = a + size_t(i0 + g0) * nb * kActBlockBytes;
           float* yg = acc + g0 * kRows;
           switch (m - g0 >= kActTile ? kActTile : tail_width(m - g0)) {
-            case 16:
-              tile_t<Block, 16>(x, t, yg, b0, b1, g0 == 0);
-              break;
             case 8:
               tile_t<Block, 8>(x, t, yg, b0, b1, g0 == 0);
               break;
