@@ -4,6 +4,7 @@
 #include <map>
 #include <vector>
 
+#include "sampling/logit_scan.h"
 #include "sampling/rng.h"
 #include "sampling/sampler.h"
 #include "test_harness.h"
@@ -152,6 +153,30 @@ TEST(draws_follow_reported_distribution_chi_square) {
     const double crit = expect.size() == 8 ? 24.3 : 22.5;  // df 7 / <= 6
     if (!(chi2 < crit)) throw lftest::FailTest{"chi2 " + std::to_string(chi2)};
   }
+}
+
+// The vector scans over a row of logits, against plain loops: every length around the four
+// lanes, the maximum in each lane and in the tail, ties, NaNs, and logits far below the top.
+TEST(logit_scans_match_plain_loops) {
+  Rng rng(7);
+  for (int n = 1; n <= 41; ++n) {
+    for (int where = 0; where < n; ++where) {
+      std::vector<float> l(n);
+      for (float& x : l) x = float(17 + rng.uniform() * 8);  // terms from e^-8 to 1
+      l[where] = 25;
+      if (where + 2 < n) l[where + 2] = 25;  // a later tie: the first index wins
+      if (n > 5) l[(where + 1) % n] = NAN;
+      const int32_t top = argmax_logit(l.data(), n);
+      CHECK_EQ(top, where);
+      CHECK_EQ(Sampler::argmax(l.data(), n), where);
+      if (n > 5) l[(where + 1) % n] = -200;  // e^-225: a term below float's range
+      double ref = 0;
+      for (float x : l) ref += std::exp(double(x) - 25);
+      CHECK(std::fabs(softmax_denominator(l.data(), n, 25) - ref) < 1e-4 * ref);
+    }
+  }
+  std::vector<float> all_nan(9, NAN);
+  CHECK_EQ(argmax_logit(all_nan.data(), 9), 0);
 }
 
 TEST_MAIN()

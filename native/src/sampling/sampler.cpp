@@ -4,6 +4,8 @@
 #include <cmath>
 #include <unordered_set>
 
+#include "sampling/logit_scan.h"
+
 namespace leapfrog {
 
 namespace {
@@ -31,13 +33,7 @@ void softmax(std::vector<TokenProb>& c) {
 
 }  // namespace
 
-int32_t Sampler::argmax(const float* logits, int n_vocab) {
-  int32_t best = 0;
-  for (int32_t i = 1; i < n_vocab; ++i) {
-    if (logits[i] > logits[best]) best = i;
-  }
-  return best;
-}
+int32_t Sampler::argmax(const float* logits, int n_vocab) { return argmax_logit(logits, n_vocab); }
 
 std::vector<TokenProb> Sampler::distribution(const float* logits, int n_vocab,
                                              std::span<const int32_t> history) const {

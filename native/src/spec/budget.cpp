@@ -19,11 +19,11 @@ double BudgetController::pass_cost(int n) const {
   return 1 + kRowShare * n;
 }
 
-int BudgetController::choose(int d, double draft_ms_per_token) const {
+int BudgetController::choose(int d, double draft_ms_per_token, double setup_ms) const {
   int best_k = 0;
-  double best_rate = 0;
-  for (int k = 0; k <= cap_; ++k) {
-    const double r = rate(d, k, draft_ms_per_token);
+  double best_rate = rate(d, 0, 0);  // a plain pass: no draft, nothing to set up
+  for (int k = 1; k <= cap_; ++k) {
+    const double r = rate(d, k, draft_ms_per_token, setup_ms);
     if (r > best_rate * 1.0001) {
       best_rate = r;
       best_k = k;

@@ -32,8 +32,8 @@ class BudgetController {
 
   int cap() const { return cap_; }
   // Draft length for the next pass (0..cap) from drafter `d` (its index in the order the
-  // loop asks them), given its cost per token.
-  int choose(int d, double draft_ms_per_token) const;
+  // loop asks them), given its cost per token and its fixed cost to start a draft.
+  int choose(int d, double draft_ms_per_token, double setup_ms = 0) const;
   // Expected tokens per millisecond of a pass that verifies k tokens from drafter d, its
   // draft costing k * draft_ms_per_token + setup_ms.
   double rate(int d, int k, double draft_ms_per_token, double setup_ms = 0) const;

@@ -4,7 +4,7 @@
 #include <chrono>
 #include <cmath>
 
-#include "sampling/sampler.h"
+#include "sampling/logit_scan.h"
 #include "spec/budget.h"
 
 namespace leapfrog {
@@ -13,10 +13,7 @@ namespace {
 
 // Probability of the argmax token under softmax(logits).
 float top_probability(const float* logits, int n, int32_t top) {
-  const float m = logits[top];
-  double sum = 0;
-  for (int i = 0; i < n; ++i) sum += std::exp(static_cast<double>(logits[i] - m));
-  return static_cast<float>(1.0 / sum);
+  return static_cast<float>(1.0 / softmax_denominator(logits, n, logits[top]));
 }
 
 // The runner-up token and its probability.
@@ -26,9 +23,8 @@ std::pair<int32_t, float> second_choice(const float* logits, int n, int32_t top)
     if (i != top && logits[i] > logits[second]) second = i;
   }
   const float m = logits[top];
-  double sum = 0;
-  for (int i = 0; i < n; ++i) sum += std::exp(static_cast<double>(logits[i] - m));
-  return {second, static_cast<float>(std::exp(static_cast<double>(logits[second] - m)) / sum)};
+  return {second,
+          static_cast<float>(std::exp(logits[second] - m) / softmax_denominator(logits, n, m))};
 }
 
 }  // namespace
@@ -41,15 +37,21 @@ int ModelDrafter::draft_chain(std::span<const int32_t> context, int max_len,
     max_len = draft_.n_ctx() - static_cast<int>(context.size()) - 1;
     if (max_len <= 0) return 0;
   }
-  const auto t0 = std::chrono::steady_clock::now();
+  using Clock = std::chrono::steady_clock;
+  const auto ms_since = [](Clock::time_point t) {
+    return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
+  };
+  const auto t0 = Clock::now();
   const int keep = draft_.reuse_prefix(context);
   std::span<const float> logits = draft_.forward(context.subspan(keep), false, &abort);
   const int caught_up = static_cast<int>(context.size()) - keep;
+  const double first_ms = ms_since(t0);
   if (caught_up > 2) {
-    const double catch_up_ms =
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    catch_up_ms_per_token_ = 0.7 * catch_up_ms_per_token_ + 0.3 * (catch_up_ms / caught_up);
+    catch_up_ms_per_token_ = 0.7 * catch_up_ms_per_token_ + 0.3 * (first_ms / caught_up);
+  } else {
+    first_ms_ = 0.8 * first_ms_ + 0.2 * first_ms;
   }
+  const auto t1 = Clock::now();
   int drafted = 0;
   int32_t tok[1];
   for (int i = 0; i < max_len; ++i) {
@@ -60,19 +62,19 @@ int ModelDrafter::draft_chain(std::span<const int32_t> context, int max_len,
     if (i + 1 == max_len || abort.load(std::memory_order_relaxed)) break;
     logits = draft_.forward(tok, false, &abort);
   }
-  const double ms =
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  // The first forward's catch-up can be long (the tokens emitted while nothing was
-  // drafted): counted as one step, it would make the next drafts look dear and keep the
-  // budget at zero, which makes the next catch-up longer still.
-  if (caught_up <= 2 && drafted > 0) ms_per_token_ = 0.8 * ms_per_token_ + 0.2 * (ms / drafted);
+  // Each token after the first cost one forward step and the look at its logits (the
+  // first came from the chain's first forward, whatever it had to catch up on).
+  if (drafted > 1) ms_per_token_ = 0.8 * ms_per_token_ + 0.2 * (ms_since(t1) / (drafted - 1));
   return drafted;
 }
 
 double ModelDrafter::setup_ms(std::span<const int32_t> context) const {
-  // The draft's cache may hold a refuted branch past the common prefix; n_past bounds it.
+  // The chain's first forward reads the one or two tokens emitted since the draft last
+  // ran and costs more than a step; further behind, the catch-up per token read. The
+  // draft's cache may hold a refuted branch past the common prefix; n_past bounds it.
   const int behind = static_cast<int>(context.size()) - draft_.n_past();
-  return behind > 2 ? behind * catch_up_ms_per_token_ : 0.0;
+  const double first = std::max(0.0, first_ms_ - ms_per_token_);
+  return behind > 2 ? first + behind * catch_up_ms_per_token_ : first;
 }
 
 void ModelDrafter::prefill(std::span<const int32_t> prompt, const std::atomic<bool>& abort) {
@@ -86,7 +88,7 @@ void ModelDrafter::propose(std::span<const int32_t> context, int max_len, std::v
   const int n_vocab = draft_.n_vocab();
   chain_probability_.clear();
   draft_chain(context, max_len, abort, [&](int i, const float* logits) -> int32_t {
-    const int32_t top = Sampler::argmax(logits, n_vocab);
+    const int32_t top = argmax_logit(logits, n_vocab);
     const float p = top_probability(logits, n_vocab, top);
     // Stop where the token is unlikely to be accepted: a wasted row costs more than it is
     // likely to earn.
@@ -111,7 +113,7 @@ void ModelDrafter::propose_tree(std::span<const int32_t> context, int max_nodes,
   int32_t chain_parent = -1;
   draft_chain(context, max_nodes, abort, [&](int i, const float* logits) -> int32_t {
     if (static_cast<int>(out.size()) >= max_nodes) return -1;
-    const int32_t top = Sampler::argmax(logits, n_vocab);
+    const int32_t top = argmax_logit(logits, n_vocab);
     const float p_top = top_probability(logits, n_vocab, top);
     if (i > 0 && !worth_drafting(p_top)) return -1;
     out.tokens.push_back(top);

@@ -125,8 +125,8 @@ class SpecLoop {
     const int asked = std::min<int>(drafters_.size(), BudgetController::kMaxDrafters);
     for (int i = 0; i < asked; ++i) {
       Drafter* d = drafters_[i];
-      const double cost = d->ms_per_token();
-      int k = adaptive ? budget_.choose(i, cost) : budget_.cap();
+      const double cost = d->ms_per_token(), setup = cost > 0 ? d->setup_ms(history_) : 0;
+      int k = adaptive ? budget_.choose(i, cost, setup) : budget_.cap();
       bool probe = false;
       if (k == 0 && tree_.size() == 0 && ++passes_without_draft_[i] >= kProbeEvery) {
         k = std::min(2, budget_.cap());
@@ -138,7 +138,7 @@ class SpecLoop {
         // A costly drafter must beat the draft in hand, or a plain pass, counting what it
         // costs to start (a draft model's catch-up).
         const double bar = tree_.size() > 0 ? best : budget_.rate(i, 0, 0);
-        if (budget_.rate(i, k, cost, d->setup_ms(history_)) <= bar) continue;
+        if (budget_.rate(i, k, cost, setup) <= bar) continue;
       }
       propose(*d, k);
       if (candidate_.size() == 0) continue;
