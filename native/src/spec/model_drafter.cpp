@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "sampling/logit_scan.h"
+#include "sampling/sampler.h"
 #include "spec/budget.h"
 
 namespace leapfrog {
@@ -88,7 +89,7 @@ void ModelDrafter::propose(std::span<const int32_t> context, int max_len, std::v
   const int n_vocab = draft_.n_vocab();
   chain_probability_.clear();
   draft_chain(context, max_len, abort, [&](int i, const float* logits) -> int32_t {
-    const int32_t top = argmax_logit(logits, n_vocab);
+    const int32_t top = Sampler::argmax(logits, n_vocab);
     const float p = top_probability(logits, n_vocab, top);
     // Stop where the token is unlikely to be accepted: a wasted row costs more than it is
     // likely to earn.
@@ -113,7 +114,7 @@ void ModelDrafter::propose_tree(std::span<const int32_t> context, int max_nodes,
   int32_t chain_parent = -1;
   draft_chain(context, max_nodes, abort, [&](int i, const float* logits) -> int32_t {
     if (static_cast<int>(out.size()) >= max_nodes) return -1;
-    const int32_t top = argmax_logit(logits, n_vocab);
+    const int32_t top = Sampler::argmax(logits, n_vocab);
     const float p_top = top_probability(logits, n_vocab, top);
     if (i > 0 && !worth_drafting(p_top)) return -1;
     out.tokens.push_back(top);
