@@ -25,8 +25,16 @@ mkdir -p "$BIN" "$M"
 [ -x "$BIN/lf_randmodel" ] || tar xJf "$ROOT/.devcarry/cpu-bin.tar.xz" -C "$BIN"
 exec > >(tee -a "$LOG") 2>&1
 echo "== $(date -u +%FT%TZ) $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2)"
-# The roofs of the two cores at this moment (the host is shared: a low figure says it is busy).
-[ -x "$BIN/lf_roofline" ] && taskset -c 0,1 "$BIN/lf_roofline" --threads 2 | tail -1
+# The roofs of the two cores at this moment (the host is shared: a low figure says it is busy),
+# and the int8 roof of each lowered level a variant asks for (X@avxvnni: the floor of that
+# level's passes is computed from its own roof; the probe's fp32 figure stays the CPU's widest).
+if [ -x "$BIN/lf_roofline" ]; then
+  taskset -c 0,1 "$BIN/lf_roofline" --threads 2 | tail -1
+  for isa in $(printf '%s\n' $VARIANTS | sed -n 's/.*@//p' | sort -u); do
+    [ "$isa" = avx512 ] && isa=avx512vnni  # the probe's name for that level
+    LEAPFROG_ROOFLINE_ISA=$isa taskset -c 0,1 "$BIN/lf_roofline" --threads 2 | tail -1
+  done
+fi
 for spec in "0.5b Q8_0" "1.5b Q8_0" "1.5b Q4_K_M"; do
   set -- $spec
   f=$M/$1-$2.gguf
