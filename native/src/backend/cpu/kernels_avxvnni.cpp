@@ -1,8 +1,10 @@
 // The AVX-VNNI table: AVX2 plus the 256-bit VEX int8 dot product (vpdpbusd) that Intel's
 // client cores have had since Alder Lake, most of which lack AVX-512. It is the AVX2 table
 // with the packed Q8_0/Q4_0/Q5_0/Q4_1/Q5_1/IQ4_NL/IQ4_XS products (packed_blocks.h) taking
-// vpdpbusd as their int8 step: one instruction instead of maddubs + madd + add, exact integer
-// sums, so the results equal the AVX2 packed results bit for bit. The K-quant products stay
+// vpdpbusd as their int8 step: one instruction instead of maddubs + madd + add, on the
+// weights as unsigned codes w + 128 with the offset taken off through the activations' sums
+// (no sign moves), exact integer sums, so the results equal the AVX2 packed results bit for
+// bit. The K-quant products stay
 // AVX2's, packed Q4_K included (its tile adds a sub-block's maddubs in int16 lanes and scales
 // them with one madd: no step of the instruction set's own).
 #include "backend/cpu/kernels.h"
@@ -15,6 +17,7 @@ namespace {
 using namespace packed;
 
 struct AvxVnniStep {
+  static constexpr bool kOffsetCodes = true;  // vpdpbusd does not saturate (packed_blocks.h)
   static __m256i dot(__m256i acc, __m256i aw, __m256i av) {
     return _mm256_dpbusd_avx_epi32(acc, aw, av);
   }

@@ -77,14 +77,27 @@ inline void prefetch_ahead(const Block* x) {
   for (size_t off = 0; off < sizeof(Block); off += 64) _mm_prefetch(ahead + off, _MM_HINT_T0);
 }
 
+// A step whose int8 product adds into 32-bit lanes without saturating (vpdpbusd) takes
+// signed weights as unsigned codes w + 128 (one xor per slice, shared by every activation
+// row) and starts each block's sum at -128 * sum(a) (ActQ8_0::sum): the same exact integer as
+// the sign moves give, which cost a vpsignb per slice and activation row — half the integer
+// work of the AVX-VNNI tile, whose int8 roof counts vpdpbusd alone. (AVX2's maddubs saturates
+// its 16-bit pairs, so it keeps the sign moves.)
+template <class Step>
+constexpr bool kTakesOffsetCodes = requires {
+  requires Step::kOffsetCodes;
+};
+
 // 8 packed rows x C activation rows over blocks [b0, b1). Step::dot(acc, |w|, sign(w) * a)
 // adds the 4-input dot products of each 32-bit lane to acc (the instruction set's int8
-// product); codes that are unsigned already (Q4_1, Q5_1) skip the sign moves. The float
-// accumulators start at 0 for b0 == 0 and are otherwise taken from y (rows c * ldy), where they are
-// left: a walk over the inputs in chunks carries them there.
+// product); codes that are unsigned already (Q4_1, Q5_1) skip the sign moves, and so do steps
+// that take offset codes (above). The float accumulators start at 0 for b0 == 0 and are
+// otherwise taken from y (rows c * ldy), where they are left: a walk over the inputs in chunks
+// carries them there.
 template <class Step, class Block, int C>
 void tile(const Block* x, const uint8_t* a, size_t as, float* y, size_t ldy, int64_t b0,
           int64_t b1) {
+  constexpr bool kOffset = !kHasMin<Block> && kTakesOffsetCodes<Step>;
   __m256 facc[C];
 #pragma GCC unroll 8
   for (int c = 0; c < C; ++c)
@@ -93,18 +106,25 @@ void tile(const Block* x, const uint8_t* a, size_t as, float* y, size_t ldy, int
     prefetch_ahead(x + b);
     __m256i acc[C];
 #pragma GCC unroll 8
-    for (int c = 0; c < C; ++c) acc[c] = _mm256_setzero_si256();
+    for (int c = 0; c < C; ++c) {
+      acc[c] = kOffset
+                   ? _mm256_set1_epi32(-128 * reinterpret_cast<const ActQ8_0*>(a + c * as)[b].sum)
+                   : _mm256_setzero_si256();
+    }
 #pragma GCC unroll 8
     for (int s = 0; s < kSlices; ++s) {
       const __m256i wv = slice(x[b], s);
-      // |w| as unsigned (-128 -> 128)
-      const __m256i aw = kHasMin<Block> ? wv : _mm256_sign_epi8(wv, wv);
+      // The unsigned side: the codes as they are, w + 128, or |w| (-128 -> 128).
+      const __m256i aw = kHasMin<Block> ? wv
+                         : kOffset      ? _mm256_xor_si256(wv, _mm256_set1_epi8(-128))
+                                        : _mm256_sign_epi8(wv, wv);
 #pragma GCC unroll 8
       for (int c = 0; c < C; ++c) {
         int32_t four;
         std::memcpy(&four, reinterpret_cast<const ActQ8_0*>(a + c * as)[b].qs + 4 * s, 4);
-        const __m256i av = kHasMin<Block> ? _mm256_set1_epi32(four)
-                                          : _mm256_sign_epi8(_mm256_set1_epi32(four), wv);
+        const __m256i av = kHasMin<Block> || kOffset
+                               ? _mm256_set1_epi32(four)
+                               : _mm256_sign_epi8(_mm256_set1_epi32(four), wv);
         acc[c] = Step::dot(acc[c], aw, av);
         keep_running(acc[c]);
       }
