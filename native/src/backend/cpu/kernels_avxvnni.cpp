@@ -1,12 +1,12 @@
 // The AVX-VNNI table: AVX2 plus the 256-bit VEX int8 dot product (vpdpbusd) that Intel's
 // client cores have had since Alder Lake, most of which lack AVX-512. It is the AVX2 table
 // with the packed Q8_0/Q4_0/Q5_0/Q4_1/Q5_1/IQ4_NL/IQ4_XS products (packed_blocks.h) taking
-// vpdpbusd as their int8 step: one instruction instead of maddubs + madd + add, on the
-// weights as unsigned codes w + 128 with the offset taken off through the activations' sums
-// (no sign moves), exact integer sums, so the results equal the AVX2 packed results bit for
-// bit. The K-quant products stay
-// AVX2's, packed Q4_K included (its tile adds a sub-block's maddubs in int16 lanes and scales
-// them with one madd: no step of the instruction set's own).
+// vpdpbusd as their int8 step: one instruction instead of maddubs + madd + add, and for the
+// signed types the weights as unsigned codes w + 128, the offset taken off through the
+// activations' sums (no sign moves; IQ4_XS keeps them). The integer sums are exact, so the
+// results equal the AVX2 packed results bit for bit. The K-quant products stay AVX2's,
+// packed Q4_K included (its tile adds a sub-block's maddubs in int16 lanes and scales them
+// with one madd: no step of the instruction set's own).
 #include "backend/cpu/kernels.h"
 #include "backend/cpu/packed_blocks.h"
 
