@@ -97,7 +97,7 @@ constexpr bool kTakesOffsetCodes = requires {
 template <class Step, class Block, int C>
 void tile(const Block* x, const uint8_t* a, size_t as, float* y, size_t ldy, int64_t b0,
           int64_t b1) {
-  constexpr bool kOffset = !kHasMin<Block> && kTakesOffsetCodes<Step>;
+  constexpr bool kPlus128 = !kHasMin<Block> && kTakesOffsetCodes<Step>;
   __m256 facc[C];
 #pragma GCC unroll 8
   for (int c = 0; c < C; ++c)
@@ -107,7 +107,7 @@ void tile(const Block* x, const uint8_t* a, size_t as, float* y, size_t ldy, int
     __m256i acc[C];
 #pragma GCC unroll 8
     for (int c = 0; c < C; ++c) {
-      acc[c] = kOffset
+      acc[c] = kPlus128
                    ? _mm256_set1_epi32(-128 * reinterpret_cast<const ActQ8_0*>(a + c * as)[b].sum)
                    : _mm256_setzero_si256();
     }
@@ -116,13 +116,13 @@ void tile(const Block* x, const uint8_t* a, size_t as, float* y, size_t ldy, int
       const __m256i wv = slice(x[b], s);
       // The unsigned side: the codes as they are, w + 128, or |w| (-128 -> 128).
       const __m256i aw = kHasMin<Block> ? wv
-                         : kOffset      ? _mm256_xor_si256(wv, _mm256_set1_epi8(-128))
+                         : kPlus128     ? _mm256_xor_si256(wv, _mm256_set1_epi8(-128))
                                         : _mm256_sign_epi8(wv, wv);
 #pragma GCC unroll 8
       for (int c = 0; c < C; ++c) {
         int32_t four;
         std::memcpy(&four, reinterpret_cast<const ActQ8_0*>(a + c * as)[b].qs + 4 * s, 4);
-        const __m256i av = kHasMin<Block> || kOffset
+        const __m256i av = kHasMin<Block> || kPlus128
                                ? _mm256_set1_epi32(four)
                                : _mm256_sign_epi8(_mm256_set1_epi32(four), wv);
         acc[c] = Step::dot(acc[c], aw, av);
