@@ -4,12 +4,13 @@
 // shown with its reason and refused when picked, and the target picked "with draft", which
 // writes both settings. Skips like the main e2e suite where code-server/Chromium are absent.
 import { strict as assert } from 'node:assert';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { tinyGguf, writeFile } from '../unit/model-discovery-fixtures';
 import {
   launch,
+  readUserSettings,
   root,
   runCommand,
   screenshot,
@@ -48,13 +49,7 @@ describe('e2e: Choose Model… lists discovered models', function () {
     rmSync(other, { recursive: true, force: true });
   });
 
-  function settings(): Record<string, unknown> {
-    try {
-      return JSON.parse(readFileSync(s.settingsPath, 'utf8')) as Record<string, unknown>;
-    } catch {
-      return {};
-    }
-  }
+  const settings = () => readUserSettings(s);
 
   const rows = () => s.page.locator('.quick-input-list .monaco-list-row');
 

@@ -12,6 +12,7 @@ import {
   findNotification,
   artifacts,
   launch,
+  readUserSettings,
   root,
   runCommand,
   screenshot,
@@ -93,8 +94,7 @@ describe('e2e: Download Model… in a real VS Code', function () {
     const deadline = Date.now() + 20_000;
     let model = '';
     while (Date.now() < deadline) {
-      const settings = JSON.parse(readFileSync(s.settingsPath, 'utf8')) as Record<string, unknown>;
-      model = String(settings['leapfrog.model'] ?? '');
+      model = String(readUserSettings(s)['leapfrog.model'] ?? '');
       if (model === path) break;
       await sleep(200);
     }

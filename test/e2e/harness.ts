@@ -154,6 +154,19 @@ export async function launch(
   };
 }
 
+/**
+ * The window's user settings as they are on disk now. VS Code rewrites settings.json in
+ * place (truncate, then write), so a poll can catch it empty or half written: that reads as
+ * "not yet" ({}), and the caller polls again.
+ */
+export function readUserSettings(s: Session): Record<string, unknown> {
+  try {
+    return JSON.parse(readFileSync(s.settingsPath, 'utf8')) as Record<string, unknown>;
+  } catch {
+    return {};
+  }
+}
+
 export function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
 }
