@@ -212,14 +212,34 @@ void tile_iq4_xs(const BlockIQ4_XSx8* x, const uint8_t* a, size_t as, float* y, 
   for (int c = 0; c < C; ++c) _mm256_storeu_ps(y + c * ldy, facc[c]);
 }
 
+// A step with a 16-bit dot product that adds into 32-bit lanes (Step::dot_words: vpdpwssd,
+// AVX-VNNI) scales an int32 sum s with |s| < 2^15 by an int16 in one instruction: the lane's
+// low half times the scale, its high half (s's sign bits) times 0. Other steps (AVX2) do it
+// as madd + add; the integers are the same.
+template <class Step>
+constexpr bool kHasWordDot = requires(__m256i v) {
+  Step::dot_words(v, v, v);
+};
+
+template <class Step>
+inline __m256i word_dot(__m256i acc, __m256i a, __m256i b) {
+  if constexpr (kHasWordDot<Step>) {
+    return Step::dot_words(acc, a, b);
+  } else {
+    return _mm256_add_epi32(acc, _mm256_madd_epi16(a, b));
+  }
+}
+
 // 8 packed Q4_K rows x C activation rows over super-blocks [b0, b1), the float sums as
-// tile()'s. The codes are unsigned, so a slice is one maddubs per activation row with no sign
-// moves, and a sub-block's 8 slices add up in int16 lanes before its scale is applied: a
-// maddubs lane is at most 2 * 15 * 128 = 3840, eight of them 30720 < 2^15. Then one madd
-// against sc_j (in both halves of each row's lane) makes the sub-block's exact int32 share of
-// tot, so per 32 multiply-adds the tile spends one maddubs and one 16-bit add where Q8_0
-// spends a sign, a maddubs, a madd and an add.
-template <int C>
+// tile()'s. The codes are unsigned, so a slice needs no sign moves. With AVX2's maddubs a
+// sub-block's 8 slices add up in int16 lanes before its scale is applied: a maddubs lane is
+// at most 2 * 15 * 128 = 3840, eight of them 30720 < 2^15; then one madd against sc_j (in both
+// halves of each row's lane) makes the sub-block's exact int32 share of tot — per 32
+// multiply-adds one maddubs and one 16-bit add. With a word dot (AVX-VNNI) a quad of 4 slices
+// adds up in int32 lanes by vpdpbusd (at most 16 * 15 * 128 = 30720) and one vpdpwssd against
+// sc_j (low halves) adds it to tot: per 32 multiply-adds 1.25 instructions instead of 2. Both
+// give tot the same integer, so the levels' results are equal bit for bit.
+template <class Step, int C>
 void tile_q4_k(const BlockQ4_Kx8* x, const uint8_t* a, size_t as, float* y, size_t ldy, int64_t b0,
                int64_t b1) {
   const auto act = [&](int c) { return reinterpret_cast<const ActQ8_K*>(a + c * as); };
@@ -253,12 +273,27 @@ void tile_q4_k(const BlockQ4_Kx8* x, const uint8_t* a, size_t as, float* y, size
         for (int c = 0; c < C; ++c) {
           int32_t four;
           std::memcpy(&four, act(c)[b].qs + 32 * j + 4 * s, 4);
-          p[c] = _mm256_add_epi16(p[c], _mm256_maddubs_epi16(wq, _mm256_set1_epi32(four)));
+          if constexpr (kHasWordDot<Step>) {
+            p[c] = Step::dot(p[c], wq, _mm256_set1_epi32(four));
+          } else {
+            p[c] = _mm256_add_epi16(p[c], _mm256_maddubs_epi16(wq, _mm256_set1_epi32(four)));
+          }
           if constexpr (C > 1) keep_running(p[c]);
         }
-      }
+        if constexpr (kHasWordDot<Step>) {
+          if (s % 4 == 3) {  // a quad's sum, scaled into tot; the next quad starts at 0
 #pragma GCC unroll 4
-      for (int c = 0; c < C; ++c) tot[c] = _mm256_add_epi32(tot[c], _mm256_madd_epi16(p[c], sc16));
+            for (int c = 0; c < C; ++c) {
+              tot[c] = Step::dot_words(tot[c], p[c], sc);
+              p[c] = _mm256_setzero_si256();
+            }
+          }
+        }
+      }
+      if constexpr (!kHasWordDot<Step>) {
+#pragma GCC unroll 4
+        for (int c = 0; c < C; ++c) tot[c] = word_dot<Step>(tot[c], p[c], sc16);
+      }
     }
     // msum = sum_j m_j * (bsums[2j] + bsums[2j + 1]): lanes (m_j, m_j) against the pair.
     __m256i mp[8];
@@ -292,7 +327,7 @@ void tile_q4_k(const BlockQ4_Kx8* x, const uint8_t* a, size_t as, float* y, size
 // 8 packed Q6_K rows x C activation rows over super-blocks [b0, b1), the float sums as
 // tile()'s. A maddubs lane of 6-bit codes is at most 2 * 63 * 128 = 16128, so two slices add
 // up in int16 lanes (32256 < 2^15); each pair is scaled by sc_j with one madd.
-template <int C>
+template <class Step, int C>
 void tile_q6_k(const BlockQ6_Kx8* x, const uint8_t* a, size_t as, float* y, size_t ldy, int64_t b0,
                int64_t b1) {
   const auto act = [&](int c) { return reinterpret_cast<const ActQ8_K*>(a + c * as); };
@@ -351,8 +386,7 @@ void tile_q6_k(const BlockQ6_Kx8* x, const uint8_t* a, size_t as, float* y, size
           h[t] = _mm256_add_epi16(_mm256_maddubs_epi16(w[2 * t], _mm256_set1_epi32(f0)),
                                   _mm256_maddubs_epi16(w[2 * t + 1], _mm256_set1_epi32(f1)));
         }
-        tot[c] = _mm256_add_epi32(
-            tot[c], _mm256_add_epi32(_mm256_madd_epi16(h[0], sc16), _mm256_madd_epi16(h[1], sc16)));
+        tot[c] = word_dot<Step>(word_dot<Step>(tot[c], h[0], sc16), h[1], sc16);
       }
     }
     const __m256 dw = f16x8(xb.d);
@@ -374,9 +408,9 @@ struct PackedTile {
     if constexpr (std::is_same_v<Block, BlockIQ4_XSx8>) {
       tile_iq4_xs<Step, C>(x, a, as, y, ldy, b0, b1);
     } else if constexpr (std::is_same_v<Block, BlockQ4_Kx8>) {
-      tile_q4_k<C>(x, a, as, y, ldy, b0, b1);
+      tile_q4_k<Step, C>(x, a, as, y, ldy, b0, b1);
     } else if constexpr (std::is_same_v<Block, BlockQ6_Kx8>) {
-      tile_q6_k<C>(x, a, as, y, ldy, b0, b1);
+      tile_q6_k<Step, C>(x, a, as, y, ldy, b0, b1);
     } else {
       tile<Step, Block, C>(x, a, as, y, ldy, b0, b1);
     }
