@@ -46,9 +46,15 @@ TEST(avxvnni_tiles_equal_avx2_bit_for_bit) {
       pa.pack(wb.data() + g * pa.group * rb, rb, cols, packed.data() + g * gb);
     const ActFormat fmt = act_format_for(t);
     const size_t arb = act_row_bytes(fmt, cols);
-    for (int n : {1, 2, 3, 5, 8, 16, 33, 70}) {
+    // Normal activations, then every activation at +max or -max code (each row's sign its
+    // own): the largest integer sums, where a quad or lane that overflowed would show.
+    for (int n : {1, 2, 3, 5, 8, 16, 33, 70, -1, -16}) {
+      const bool extreme = n < 0;
+      n = extreme ? -n : n;
       std::vector<float> x(size_t(n) * cols);
-      for (auto& v : x) v = nd(rng);
+      for (int i = 0; i < n; ++i) {
+        for (int k = 0; k < cols; ++k) x[i * cols + k] = extreme ? (i % 2 ? -1.f : 1.f) : nd(rng);
+      }
       std::vector<uint8_t> act(arb * n);
       for (int i = 0; i < n; ++i)
         avx2.quantize[int(fmt)](x.data() + i * cols, act.data() + i * arb, cols);
@@ -58,9 +64,9 @@ TEST(avxvnni_tiles_equal_avx2_bit_for_bit) {
       if (std::memcmp(yv.data(), ya.data(), yv.size() * sizeof(float)) != 0) {
         size_t k = 0;
         while (yv[k] == ya[k]) ++k;
-        throw lftest::FailTest{tname(t) + " n=" + std::to_string(n) + " [" + std::to_string(k) +
-                               "]: AVX-VNNI (EVEX) " + std::to_string(yv[k]) + " vs AVX2 " +
-                               std::to_string(ya[k])};
+        throw lftest::FailTest{tname(t) + (extreme ? " extreme" : "") + " n=" + std::to_string(n) +
+                               " [" + std::to_string(k) + "]: AVX-VNNI (EVEX) " +
+                               std::to_string(yv[k]) + " vs AVX2 " + std::to_string(ya[k])};
       }
     }
   }

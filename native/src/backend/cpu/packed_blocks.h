@@ -237,11 +237,15 @@ inline __m256i word_dot(__m256i acc, __m256i a, __m256i b) {
 // halves of each row's lane) makes the sub-block's exact int32 share of tot — per 32
 // multiply-adds one maddubs and one 16-bit add. With a word dot (AVX-VNNI) a quad of 4 slices
 // adds up in int32 lanes by vpdpbusd (at most 16 * 15 * 128 = 30720) and one vpdpwssd against
-// sc_j (low halves) adds it to tot: per 32 multiply-adds 1.25 instructions instead of 2. Both
-// give tot the same integer, so the levels' results are equal bit for bit.
+// sc_j (low halves) adds it to tot: per 32 multiply-adds 1.25 instructions instead of 2. That
+// pays from 4 activation rows; with fewer, a quad's 4 dependent vpdpbusd wait on each other
+// (one row: 0.89x the maddubs tile's speed in cache on a Zen 4, in the EVEX form), so those
+// tiles add in int16 lanes and take only the scale step by vpdpwssd. Either way tot gets the
+// same integer, so the levels' results are equal bit for bit.
 template <class Step, int C>
 void tile_q4_k(const BlockQ4_Kx8* x, const uint8_t* a, size_t as, float* y, size_t ldy, int64_t b0,
                int64_t b1) {
+  constexpr bool kQuadsByDot = kHasWordDot<Step> && C >= 4;
   const auto act = [&](int c) { return reinterpret_cast<const ActQ8_K*>(a + c * as); };
   const __m256i m4 = _mm256_set1_epi8(0xF);
   if (b0 == 0) {
@@ -273,14 +277,14 @@ void tile_q4_k(const BlockQ4_Kx8* x, const uint8_t* a, size_t as, float* y, size
         for (int c = 0; c < C; ++c) {
           int32_t four;
           std::memcpy(&four, act(c)[b].qs + 32 * j + 4 * s, 4);
-          if constexpr (kHasWordDot<Step>) {
+          if constexpr (kQuadsByDot) {
             p[c] = Step::dot(p[c], wq, _mm256_set1_epi32(four));
           } else {
             p[c] = _mm256_add_epi16(p[c], _mm256_maddubs_epi16(wq, _mm256_set1_epi32(four)));
           }
           if constexpr (C > 1) keep_running(p[c]);
         }
-        if constexpr (kHasWordDot<Step>) {
+        if constexpr (kQuadsByDot) {
           if (s % 4 == 3) {  // a quad's sum, scaled into tot; the next quad starts at 0
 #pragma GCC unroll 4
             for (int c = 0; c < C; ++c) {
@@ -290,7 +294,7 @@ void tile_q4_k(const BlockQ4_Kx8* x, const uint8_t* a, size_t as, float* y, size
           }
         }
       }
-      if constexpr (!kHasWordDot<Step>) {
+      if constexpr (!kQuadsByDot) {
 #pragma GCC unroll 4
         for (int c = 0; c < C; ++c) tot[c] = word_dot<Step>(tot[c], p[c], sc16);
       }
