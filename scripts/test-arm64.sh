@@ -2,15 +2,16 @@
 # The arm64 path of the engine, tested on any x86-64 Debian machine: cross-compiles the core
 # and the C++ tests (no Node addon) into native/build-arm64/ with g++-aarch64-linux-gnu and
 # runs every test under qemu-aarch64, once per instruction-set level:
-#   scalar, neon, neondot  forced with LEAPFROG_CPU_ISA on qemu's default CPU (it has the
-#                          dot-product extension; the tests themselves iterate over every
-#                          level at or below the forced one)
+#   scalar, neon, neondot, neoni8mm
+#                          forced with LEAPFROG_CPU_ISA on qemu's default CPU (it has the
+#                          dot-product extension and the int8 matrix multiply; the tests
+#                          themselves iterate over every level at or below the forced one)
 #   cortex-a53             the kernel tests on a CPU without dot products, where run-time
 #                          detection must settle on plain NEON
 # Prints each test's output, one "## arm64 LEVEL: passed N failed M skipped K" line per
 # level (test/run-all.mjs reads them) and a total; exits non-zero on any failure.
 # Needs `apt-get install g++-aarch64-linux-gnu qemu-user`.
-# Usage: scripts/test-arm64.sh [level...]   (default: all four)
+# Usage: scripts/test-arm64.sh [level...]   (default: all five)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -33,7 +34,7 @@ cmake --build "$build" --parallel 2 --target "${tests[@]}" >/dev/null || {
 }
 
 levels=("$@")
-[ ${#levels[@]} -eq 0 ] && levels=(scalar neon neondot cortex-a53)
+[ ${#levels[@]} -eq 0 ] && levels=(scalar neon neondot neoni8mm cortex-a53)
 export LEAPFROG_EMULATED=1 # timing tests skip: wall time under emulation means nothing
 total_p=0 total_f=0 total_s=0 status=0
 for level in "${levels[@]}"; do

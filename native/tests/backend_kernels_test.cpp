@@ -715,7 +715,7 @@ TEST(isa_env_override_only_lowers) {
   const Isa best = detect_isa();
   setenv("LEAPFROG_CPU_ISA", "scalar", 1);
   CHECK(detect_isa() == Isa::Scalar);
-  for (const char* name : {"avx2", "avxvnni", "avx512", "neon", "neondot", "bogus"}) {
+  for (const char* name : {"avx2", "avxvnni", "avx512", "neon", "neondot", "neoni8mm", "bogus"}) {
     setenv("LEAPFROG_CPU_ISA", name, 1);
     CHECK(detect_isa() <= best);
   }

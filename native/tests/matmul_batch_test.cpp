@@ -234,7 +234,7 @@ TEST(packed_products_identical_across_instruction_sets) {
 
 TEST(instruction_sets_exercised_here) {
 #if defined(__aarch64__)
-  const Isa levels[] = {Isa::Neon, Isa::NeonDot};
+  const Isa levels[] = {Isa::Neon, Isa::NeonDot, Isa::NeonI8mm};
 #else
   const Isa levels[] = {Isa::Avx2, Isa::AvxVnni, Isa::Avx512};
 #endif

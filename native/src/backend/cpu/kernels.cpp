@@ -10,6 +10,9 @@
 #ifndef HWCAP_ASIMDDP
 #define HWCAP_ASIMDDP (1 << 20)
 #endif
+#ifndef HWCAP2_I8MM
+#define HWCAP2_I8MM (1 << 13)
+#endif
 #endif
 
 #include "backend/cpu/quant_blocks.h"
@@ -20,7 +23,7 @@ namespace {
 
 // This architecture's levels, lowest first.
 #if defined(__aarch64__)
-constexpr Isa kLevels[] = {Isa::Scalar, Isa::Neon, Isa::NeonDot};
+constexpr Isa kLevels[] = {Isa::Scalar, Isa::Neon, Isa::NeonDot, Isa::NeonI8mm};
 #else
 constexpr Isa kLevels[] = {Isa::Scalar, Isa::Avx2, Isa::AvxVnni, Isa::Avx512};
 #endif
@@ -45,13 +48,17 @@ bool cpu_supports(Isa isa) {
       return false;
   }
 #elif defined(__aarch64__) && defined(__linux__)
-  // The kernel reports the dot-product extension (sdot) separately from plain NEON.
+  // The kernel reports the dot-product extension (sdot) separately from plain NEON, and the
+  // int8 matrix multiply (smmla) in the second word.
   const unsigned long hw = getauxval(AT_HWCAP);
+  const bool dot = (hw & HWCAP_ASIMD) && (hw & HWCAP_ASIMDDP);
   if (isa == Isa::Neon) return hw & HWCAP_ASIMD;
-  if (isa == Isa::NeonDot) return (hw & HWCAP_ASIMD) && (hw & HWCAP_ASIMDDP);
+  if (isa == Isa::NeonDot) return dot;
+  if (isa == Isa::NeonI8mm) return dot && (getauxval(AT_HWCAP2) & HWCAP2_I8MM);
   return false;
 #elif defined(__aarch64__) && defined(__APPLE__)
-  return isa == Isa::Neon || isa == Isa::NeonDot;  // every Apple arm64 chip has sdot
+  // Every Apple arm64 chip has sdot; smmla (M2 on) is not claimed: no macOS build is tested.
+  return isa == Isa::Neon || isa == Isa::NeonDot;
 #elif defined(__aarch64__)
   return isa == Isa::Neon;  // NEON is part of every arm64 CPU
 #else
@@ -87,6 +94,8 @@ const char* isa_name(Isa isa) {
       return "neon";
     case Isa::NeonDot:
       return "neondot";
+    case Isa::NeonI8mm:
+      return "neoni8mm";
   }
   return "?";
 }
@@ -178,8 +187,9 @@ int kernel_slot(GgmlType t) {
 }
 
 const Kernels& kernels(Isa isa) {
-  if (isa == Isa::Neon || isa == Isa::NeonDot) {
-    if (const Kernels* k = isa == Isa::NeonDot ? kernels_neon_dot() : nullptr) return *k;
+  if (isa == Isa::Neon || isa == Isa::NeonDot || isa == Isa::NeonI8mm) {
+    if (const Kernels* k = isa == Isa::NeonI8mm ? kernels_neon_i8mm() : nullptr) return *k;
+    if (const Kernels* k = isa != Isa::Neon ? kernels_neon_dot() : nullptr) return *k;
     if (const Kernels* k = kernels_neon()) return *k;
     return kernels_scalar();  // an arm64 level asked for on another architecture
   }
@@ -199,6 +209,7 @@ const Kernels* kernels_avx512() { return nullptr; }
 #if !defined(__aarch64__)
 const Kernels* kernels_neon() { return nullptr; }
 const Kernels* kernels_neon_dot() { return nullptr; }
+const Kernels* kernels_neon_i8mm() { return nullptr; }
 #endif
 
 }  // namespace leapfrog::cpu

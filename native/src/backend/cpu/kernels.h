@@ -18,15 +18,31 @@ namespace leapfrog::cpu {
 // architecture's above all of them, so on either one `isa <= detect_isa()` means "runs here"
 // and std::min(requested, detect_isa()) never picks a foreign level.
 #if defined(__aarch64__)
-enum class Isa { Scalar = 0, Neon = 1, NeonDot = 2, Avx2 = 3, AvxVnni = 4, Avx512 = 5 };
+enum class Isa {
+  Scalar = 0,
+  Neon = 1,
+  NeonDot = 2,
+  NeonI8mm = 3,
+  Avx2 = 4,
+  AvxVnni = 5,
+  Avx512 = 6
+};
 #else
-enum class Isa { Scalar = 0, Avx2 = 1, AvxVnni = 2, Avx512 = 3, Neon = 4, NeonDot = 5 };
+enum class Isa {
+  Scalar = 0,
+  Avx2 = 1,
+  AvxVnni = 2,
+  Avx512 = 3,
+  Neon = 4,
+  NeonDot = 5,
+  NeonI8mm = 6
+};
 #endif
 
 // x86-64 levels: AVX2 (+FMA, F16C); AVX-VNNI (AVX2 plus the 256-bit VEX int8 dot product of
 // Intel's client cores since Alder Lake, which lack AVX-512); AVX-512 (F, BW, VL, VNNI).
 // Best instruction set this CPU supports, lowered by
-// LEAPFROG_CPU_ISA=scalar|avx2|avxvnni|avx512 on x86-64 or scalar|neon|neondot on arm64
+// LEAPFROG_CPU_ISA=scalar|avx2|avxvnni|avx512 on x86-64 or scalar|neon|neondot|neoni8mm on arm64
 // (never raised above what the CPU has, never to a level it lacks).
 Isa detect_isa();
 const char* isa_name(Isa isa);
@@ -113,10 +129,11 @@ int kernel_slot(GgmlType t);
 
 const Kernels& kernels(Isa isa);
 const Kernels& kernels_scalar();
-const Kernels* kernels_avx2();      // null when not compiled in (non-x86 builds)
-const Kernels* kernels_avx_vnni();  // null when not compiled in
-const Kernels* kernels_avx512();    // null when not compiled in
-const Kernels* kernels_neon();      // null when not compiled in (non-arm64 builds)
-const Kernels* kernels_neon_dot();  // null when not compiled in (non-arm64 builds)
+const Kernels* kernels_avx2();       // null when not compiled in (non-x86 builds)
+const Kernels* kernels_avx_vnni();   // null when not compiled in
+const Kernels* kernels_avx512();     // null when not compiled in
+const Kernels* kernels_neon();       // null when not compiled in (non-arm64 builds)
+const Kernels* kernels_neon_dot();   // null when not compiled in (non-arm64 builds)
+const Kernels* kernels_neon_i8mm();  // null when not compiled in (non-arm64 builds)
 
 }  // namespace leapfrog::cpu
