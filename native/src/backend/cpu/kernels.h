@@ -112,6 +112,10 @@ struct Kernels {
     // registers. n == 1 always reads the rows as they are.
     void (*tiles)(const uint8_t* a, size_t a_stride, int n, int64_t cols, uint8_t* dst) = nullptr;
     size_t (*tiles_bytes)(int n, int64_t cols) = nullptr;
+    // Rows per group of that layout: tiles() of rows [r, n) with r a multiple of tile_rows,
+    // written at dst + tiles_bytes(r, cols), is that part of the whole rearrangement (so runs
+    // of whole groups can be prepared on different threads). 0: the whole at once only.
+    int tile_rows = 0;
   } packed[kKernelSlots];
 };
 

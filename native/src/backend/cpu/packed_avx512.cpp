@@ -335,7 +335,8 @@ void gemm16(const uint8_t* w, size_t ws, int64_t rows, const uint8_t* a, size_t 
 
 template <class In, class Out, void (*Codes)(const In&, uint8_t*)>
 Kernels::Packed packed16() {
-  return {kRows, pack16<In, Out, Codes>, gemm16<Out>, nullptr, act_tiles<Out>, act_tiles_bytes};
+  return {kRows,          pack16<In, Out, Codes>, gemm16<Out>, nullptr,
+          act_tiles<Out>, act_tiles_bytes,        kActTile};
 }
 
 }  // namespace

@@ -472,11 +472,12 @@ void install_packed_kquant_vnni(Kernels& t) {
   // One rearrangement of the activations for all three, so a pass's products over Q4_K and
   // Q6_K matrices of one input (a Q4_K_M file's) still share it (matmul_multi).
   t.packed[kernel_slot(GgmlType::Q4_K)] = {
-      kRows, pack_q4_k16, gemm_k16<Q4K>, q4k16_group_bytes, kquant_tiles, kquant_tiles_bytes};
+      kRows, pack_q4_k16, gemm_k16<Q4K>, q4k16_group_bytes, kquant_tiles, kquant_tiles_bytes, 16};
   t.packed[kernel_slot(GgmlType::Q6_K)] = {
-      kRows, pack_q6_k16, gemm_k16<Q6K>, q6k16_group_bytes, kquant_tiles, kquant_tiles_bytes};
+      kRows, pack_q6_k16, gemm_k16<Q6K>, q6k16_group_bytes, kquant_tiles, kquant_tiles_bytes, 16};
   t.packed[kernel_slot(GgmlType::IQ4_XS)] = {
-      kRows, pack_iq4_xs16, gemm_k16<IQ4XS>, iq4xs16_group_bytes, kquant_tiles, kquant_tiles_bytes};
+      kRows, pack_iq4_xs16, gemm_k16<IQ4XS>, iq4xs16_group_bytes, kquant_tiles, kquant_tiles_bytes,
+      16};
 }
 
 }  // namespace leapfrog::cpu
