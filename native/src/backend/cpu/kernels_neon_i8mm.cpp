@@ -43,6 +43,23 @@ inline float32x4_t pair_lanes(float32x4_t v, int k) {
   return k == 0 ? vzip1q_f32(v, v) : vzip2q_f32(v, v);
 }
 
+// One pair of activation rows' float sums as the tiles below keep them (four 2 x 2 blocks,
+// rows (2k, 2k + 1)), from and to the rows' 8 sums at y and y + ldy.
+inline void load_pair_sums(float32x4_t (&f)[4], const float* y, size_t ldy, int64_t b0) {
+  for (int h = 0; h < 2; ++h) {
+    const float32x4_t y0 = b0 == 0 ? vdupq_n_f32(0) : vld1q_f32(y + 4 * h);
+    const float32x4_t y1 = b0 == 0 ? vdupq_n_f32(0) : vld1q_f32(y + ldy + 4 * h);
+    f[2 * h] = vzip1q_f32(y0, y1);
+    f[2 * h + 1] = vzip2q_f32(y0, y1);
+  }
+}
+inline void store_pair_sums(const float32x4_t (&f)[4], float* y, size_t ldy) {
+  for (int h = 0; h < 2; ++h) {
+    vst1q_f32(y + 4 * h, vuzp1q_f32(f[2 * h], f[2 * h + 1]));
+    vst1q_f32(y + ldy + 4 * h, vuzp2q_f32(f[2 * h], f[2 * h + 1]));
+  }
+}
+
 // 8 packed rows x C activation rows (C even) over blocks [b0, b1), the float sums as
 // neon_tile's: 8 per activation row at y + c * ldy, started at 0 for b0 == 0 and otherwise
 // taken from there, where they are left. facc[p][k] holds the 2 x 2 block of rows (2k, 2k + 1)
@@ -54,14 +71,7 @@ void mmla_tile(const Block* x, const uint8_t* a, size_t as, float* y, size_t ldy
   constexpr int P = C / 2;
   const auto act = [&](int c) { return reinterpret_cast<const ActQ8_0*>(a + c * as); };
   float32x4_t facc[P][4];
-  for (int p = 0; p < P; ++p) {
-    for (int h = 0; h < 2; ++h) {
-      const float32x4_t y0 = b0 == 0 ? vdupq_n_f32(0) : vld1q_f32(y + 2 * p * ldy + 4 * h);
-      const float32x4_t y1 = b0 == 0 ? vdupq_n_f32(0) : vld1q_f32(y + (2 * p + 1) * ldy + 4 * h);
-      facc[p][2 * h] = vzip1q_f32(y0, y1);
-      facc[p][2 * h + 1] = vzip2q_f32(y0, y1);
-    }
-  }
+  for (int p = 0; p < P; ++p) load_pair_sums(facc[p], y + 2 * p * ldy, ldy, b0);
   for (int64_t b = b0; b < b1; ++b) {
     __builtin_prefetch(x + b + 16);  // the weights stream from memory once, at the tile's pace
     int32x4_t acc[P][4];
@@ -100,33 +110,11 @@ void mmla_tile(const Block* x, const uint8_t* a, size_t as, float* y, size_t ldy
       }
     }
   }
-  for (int p = 0; p < P; ++p) {
-    for (int h = 0; h < 2; ++h) {
-      vst1q_f32(y + 2 * p * ldy + 4 * h, vuzp1q_f32(facc[p][2 * h], facc[p][2 * h + 1]));
-      vst1q_f32(y + (2 * p + 1) * ldy + 4 * h, vuzp2q_f32(facc[p][2 * h], facc[p][2 * h + 1]));
-    }
-  }
+  for (int p = 0; p < P; ++p) store_pair_sums(facc[p], y + 2 * p * ldy, ldy);
 }
 
 inline int32x4_t pair_lanes(int32x4_t v, int k) {
   return k == 0 ? vzip1q_s32(v, v) : vzip2q_s32(v, v);
-}
-
-// A pair's float sums as mmla_tile keeps them (four 2 x 2 blocks, rows (2k, 2k + 1)) from and
-// to activation rows 0 and 1 at y, y + ldy.
-inline void load_pair_sums(float32x4_t (&f)[4], const float* y, size_t ldy, int64_t b0) {
-  for (int h = 0; h < 2; ++h) {
-    const float32x4_t y0 = b0 == 0 ? vdupq_n_f32(0) : vld1q_f32(y + 4 * h);
-    const float32x4_t y1 = b0 == 0 ? vdupq_n_f32(0) : vld1q_f32(y + ldy + 4 * h);
-    f[2 * h] = vzip1q_f32(y0, y1);
-    f[2 * h + 1] = vzip2q_f32(y0, y1);
-  }
-}
-inline void store_pair_sums(const float32x4_t (&f)[4], float* y, size_t ldy) {
-  for (int h = 0; h < 2; ++h) {
-    vst1q_f32(y + 4 * h, vuzp1q_f32(f[2 * h], f[2 * h + 1]));
-    vst1q_f32(y + ldy + 4 * h, vuzp2q_f32(f[2 * h], f[2 * h + 1]));
-  }
 }
 
 // Two activation rows' [v0, v1, v0, v1].
