@@ -41,6 +41,7 @@ enum class Isa {
 
 // x86-64 levels: AVX2 (+FMA, F16C); AVX-VNNI (AVX2 plus the 256-bit VEX int8 dot product of
 // Intel's client cores since Alder Lake, which lack AVX-512); AVX-512 (F, BW, VL, VNNI).
+// arm64 levels: NEON; NeonDot (sdot); NeonI8mm (sdot and the int8 matrix multiply, smmla).
 // Best instruction set this CPU supports, lowered by
 // LEAPFROG_CPU_ISA=scalar|avx2|avxvnni|avx512 on x86-64 or scalar|neon|neondot|neoni8mm on arm64
 // (never raised above what the CPU has, never to a level it lacks).
