@@ -194,29 +194,26 @@ void CpuBackend::matmul_host(const WeightView* const* ws, float* const* ys, int 
   size_t arb = cpu::act_row_bytes(fmt, cols);
   const cpu::QuantizeFn quant = k_->quantize[static_cast<int>(fmt)];
   uint8_t* act = act_buffer(arb * n);
+  uint8_t* t = tiled ? tiles_buffer(tiled->tiles_bytes(n, cols)) : nullptr;  // n > 1 only
+  const int tr = tiled ? tiled->tile_rows : 0;
   if (n == 1) {
     quant(x, act, cols);
-  } else if (const int tr = tiled ? tiled->tile_rows : 0; tr > 0 && n >= 2 * tr) {
+  } else if (tr > 0 && n >= 2 * tr) {
     // Quantized and rearranged in one job, a run of whole tile groups per task: done on the
     // calling thread alone, this preparation was 3.6 % of a 16-token pass's samples while the
     // other thread spun (perf, 0.5B Q8_0, 2 threads, Zen 4).
-    uint8_t* t = tiles_buffer(tiled->tiles_bytes(n, cols));
     const int groups = (n + tr - 1) / tr, parts = std::min(groups, pool_.size());
     pool_.run(parts, [&](int k, int) {
       const int r0 = groups * k / parts * tr, r1 = std::min(n, groups * (k + 1) / parts * tr);
       for (int i = r0; i < r1; ++i) quant(x + i * cols, act + i * arb, cols);
       tiled->tiles(act + r0 * arb, arb, r1 - r0, cols, t + tiled->tiles_bytes(r0, cols));
     });
-    act = t, arb = 0, tiled = nullptr;  // rearranged already
   } else {
     pool_.run_sized(n, double(n) * cols * 8,
                     [&](int i, int) { quant(x + i * cols, act + i * arb, cols); });
+    if (t) tiled->tiles(act, arb, n, cols, t);
   }
-  if (tiled) {
-    uint8_t* t = tiles_buffer(tiled->tiles_bytes(n, cols));
-    tiled->tiles(act, arb, n, cols, t);
-    act = t, arb = 0;
-  }
+  if (t) act = t, arb = 0;
 
   // Each weight row is read from memory once and reused for all n activation rows.
   thread_local std::vector<RowTask> tasks;
