@@ -237,8 +237,9 @@ void act_tiles(const uint8_t* a, size_t as, int n, int64_t cols, uint8_t* dst) {
       };
       if (rows == kActTile) {
         // A full group: the quants are an 8 x 8 matrix of 4-byte slices, transposed in
-        // registers (64 copies of 4 bytes were 2.6 % of an 8-token pass's samples on the
-        // bundled model, on the caller while the other threads waited).
+        // registers instead of 64 copies of 4 bytes. (This preparation runs on the caller while
+        // the other threads wait; its time in perf is mostly the loads of the rows just
+        // quantized, which this does not change: BENCHMARKS.md, session 16.)
         __m256 q[kActTile];
         for (int c = 0; c < kActTile; ++c)
           q[c] = _mm256_loadu_ps(reinterpret_cast<const float*>(head(c)->qs));
