@@ -1,6 +1,7 @@
 // CPU kernels: dequantization of hand-built blocks, scalar vs SIMD agreement, matmul against
 // a naive reference, RoPE / attention / norms against naive references.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -494,6 +495,9 @@ TEST(matmul_matches_naive_reference_all_types_isas_batches) {
   }
 }
 
+// Consecutive calls differ in one parameter or one position at a time: the backend keeps each
+// pass's angles (cpu_backend.cpp, rope_angles), and a table reused for other parameters or
+// positions must show here.
 TEST(rope_normal_and_neox_match_naive) {
   CpuBackend be;
   std::mt19937 rng(5);
@@ -501,25 +505,33 @@ TEST(rope_normal_and_neox_match_naive) {
   const int n = 3, heads = 2, hd = 16;
   for (RopeStyle style : {RopeStyle::Normal, RopeStyle::NeoX}) {
     for (int n_dims : {16, 8}) {
-      RopeParams p{style, n_dims, 10000.0f, 0.5f};
-      std::vector<float> x(n * heads * hd);
-      for (auto& v : x) v = nd(rng);
-      std::vector<float> y = x;
-      int32_t pos[3] = {0, 7, 300};
-      be.rope(dev(y.data()), n, heads, hd, dev(pos), p);
-      for (int i = 0; i < n; ++i) {
-        for (int h = 0; h < heads; ++h) {
-          const float* a = x.data() + (i * heads + h) * hd;
-          const float* b = y.data() + (i * heads + h) * hd;
-          for (int k = 0; k < n_dims / 2; ++k) {
-            const double theta = 0.5 * pos[i] * std::pow(10000.0, -2.0 * k / n_dims);
-            const int i0 = style == RopeStyle::Normal ? 2 * k : k;
-            const int i1 = style == RopeStyle::Normal ? 2 * k + 1 : k + n_dims / 2;
-            const double e0 = a[i0] * std::cos(theta) - a[i1] * std::sin(theta);
-            const double e1 = a[i0] * std::sin(theta) + a[i1] * std::cos(theta);
-            CHECK(std::fabs(b[i0] - e0) < 1e-3 && std::fabs(b[i1] - e1) < 1e-3);
+      for (float base : {10000.0f, 1e6f}) {
+        for (float scale : {0.5f, 1.0f}) {
+          // Three position sets, each one position away from the one before.
+          for (const auto& pset : {std::array<int32_t, 3>{0, 7, 300}, {1, 7, 300}, {1, 7, 301}}) {
+            RopeParams p{style, n_dims, base, scale};
+            std::vector<float> x(n * heads * hd);
+            for (auto& v : x) v = nd(rng);
+            std::vector<float> y = x;
+            int32_t pos[3] = {pset[0], pset[1], pset[2]};
+            be.rope(dev(y.data()), n, heads, hd, dev(pos), p);
+            for (int i = 0; i < n; ++i) {
+              for (int h = 0; h < heads; ++h) {
+                const float* a = x.data() + (i * heads + h) * hd;
+                const float* b = y.data() + (i * heads + h) * hd;
+                for (int k = 0; k < n_dims / 2; ++k) {
+                  const double theta =
+                      double(scale) * pos[i] * std::pow(double(base), -2.0 * k / n_dims);
+                  const int i0 = style == RopeStyle::Normal ? 2 * k : k;
+                  const int i1 = style == RopeStyle::Normal ? 2 * k + 1 : k + n_dims / 2;
+                  const double e0 = a[i0] * std::cos(theta) - a[i1] * std::sin(theta);
+                  const double e1 = a[i0] * std::sin(theta) + a[i1] * std::cos(theta);
+                  CHECK(std::fabs(b[i0] - e0) < 1e-3 && std::fabs(b[i1] - e1) < 1e-3);
+                }
+                for (int d = n_dims; d < hd; ++d) CHECK_EQ(b[d], a[d]);  // unrotated tail
+              }
+            }
           }
-          for (int d = n_dims; d < hd; ++d) CHECK_EQ(b[d], a[d]);  // unrotated tail
         }
       }
     }
