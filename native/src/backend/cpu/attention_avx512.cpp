@@ -41,7 +41,7 @@ void keys_transposed16(const AttentionTask& t, int j0, int n, float* kt) {
         const int pos = 8 * half + i;
         r[i] = pos < n ? load_f16x8(t.k + (j0 + pos) * t.kv_stride + c) : _mm256_setzero_ps();
       }
-      avx2::transpose8(r);
+      transpose8(r);
       for (int i = 0; i < 8; ++i) _mm256_store_ps(kt + (c + i) * kScoreBlock + 8 * half, r[i]);
     }
   }

@@ -428,6 +428,8 @@ void CpuBackend::rms_norm(DevicePtr<const float> x_d, DevicePtr<const float> w_d
 
 namespace {
 
+// Every field of RopeParams: a field added there must be compared here.
+static_assert(sizeof(RopeParams) == 9 * 4, "same_rope compares every field of RopeParams");
 bool same_rope(const RopeParams& a, const RopeParams& b) {
   return a.style == b.style && a.n_dims == b.n_dims && a.freq_base == b.freq_base &&
          a.freq_scale == b.freq_scale && a.ext_factor == b.ext_factor &&

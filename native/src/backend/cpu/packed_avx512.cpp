@@ -197,7 +197,6 @@ void tile(const Block* x, const uint8_t* a, size_t as, float* y, size_t ldy, int
 // them every block; in whole passes of a 1.5B Q8_0 this layout measured faster: 32-token
 // passes 300-317 ms against 359-394, three alternating rounds, 2 threads, session 6).
 constexpr int kActTile = 8;
-static_assert(kActTile == 8 && kSlices == 8, "act_tiles transposes 8 x 8 slices");
 constexpr int kActBlockBytes = 40;  // per row and block: scale, offset term, 32 quants
 
 inline int tail_width(int rows) { return rows == 0 ? 0 : rows <= 4 ? 4 : 8; }
@@ -219,11 +218,11 @@ void act_tiles(const uint8_t* a, size_t as, int n, int64_t cols, uint8_t* dst) {
       float* d = reinterpret_cast<float*>(blk);
       int32_t* off = reinterpret_cast<int32_t*>(blk + 4 * w);
       int8_t* qs = reinterpret_cast<int8_t*>(blk + 8 * w);
-      // Row c's scale and offset term (zeros for the padding rows); its block.
-      const auto head = [&](int c) -> const ActQ8_0* {
+      for (int c = 0; c < w; ++c) {
         if (c >= rows) {
           d[c] = 0, off[c] = 0;
-          return nullptr;
+          for (int sl = 0; sl < kSlices; ++sl) std::memset(qs + 4 * (sl * w + c), 0, 4);
+          continue;
         }
         const ActQ8_0& x = reinterpret_cast<const ActQ8_0*>(a + (g0 + c) * as)[b];
         d[c] = x.d;
@@ -233,30 +232,7 @@ void act_tiles(const uint8_t* a, size_t as, int n, int64_t cols, uint8_t* dst) {
         } else {
           off[c] = -kOffset<Block> * x.sum;
         }
-        return &x;
-      };
-      if (rows == kActTile) {
-        // A full group: the quants are an 8 x 8 matrix of 4-byte slices, transposed in
-        // registers instead of 64 copies of 4 bytes. (This preparation runs on the caller while
-        // the other threads wait; its time in perf is mostly the loads of the rows just
-        // quantized, which this does not change: BENCHMARKS.md, session 16.)
-        __m256 q[kActTile];
-        for (int c = 0; c < kActTile; ++c)
-          q[c] = _mm256_loadu_ps(reinterpret_cast<const float*>(head(c)->qs));
-        avx2::transpose8(q);
-        for (int sl = 0; sl < kSlices; ++sl)
-          _mm256_storeu_ps(reinterpret_cast<float*>(qs) + 8 * sl, q[sl]);
-        continue;
-      }
-      for (int c = 0; c < w; ++c) {
-        const ActQ8_0* x = head(c);
-        for (int sl = 0; sl < kSlices; ++sl) {
-          if (x) {
-            std::memcpy(qs + 4 * (sl * w + c), x->qs + 4 * sl, 4);
-          } else {
-            std::memset(qs + 4 * (sl * w + c), 0, 4);
-          }
-        }
+        for (int sl = 0; sl < kSlices; ++sl) std::memcpy(qs + 4 * (sl * w + c), x.qs + 4 * sl, 4);
       }
     }
   }
