@@ -76,45 +76,15 @@ inline void block_scores(const float* const* q, const float* kr, int hd, __m256 
   }
 }
 
-// out[g][0, 8 NV) += sum over i < m[g] of w[g][i] * v[i * stride + (0, 8 NV)], in order of i,
-// for P pairs sharing the value loads.
-template <int P, int NV>
-inline void add_weighted(const float* const* w, const int* m, const float* v, int stride,
-                         float* const* out) {
-  __m256 acc[P][NV];
-  int most = 0;
-#pragma GCC unroll 2
-  for (int g = 0; g < P; ++g) {
-    most = std::max(most, m[g]);
-#pragma GCC unroll 4
-    for (int c = 0; c < NV; ++c) acc[g][c] = _mm256_loadu_ps(out[g] + 8 * c);
-  }
-  for (int i = 0; i < most; ++i) {
-#pragma GCC unroll 4
-    for (int c = 0; c < NV; ++c) {
-      const __m256 vi = _mm256_load_ps(v + i * stride + 8 * c);
-#pragma GCC unroll 2
-      for (int g = 0; g < P; ++g) {
-        // A pair past its own limit skips the position (no add of a zero weight, so its
-        // sequence of operations is the one it has alone).
-        if (i < m[g]) acc[g][c] = _mm256_fmadd_ps(_mm256_broadcast_ss(w[g] + i), vi, acc[g][c]);
-      }
-    }
-  }
-#pragma GCC unroll 2
-  for (int g = 0; g < P; ++g) {
-#pragma GCC unroll 4
-    for (int c = 0; c < NV; ++c) _mm256_storeu_ps(out[g] + 8 * c, acc[g][c]);
-  }
-}
-
-template <int NV>
-inline void add_weighted_n(int np, const float* const* w, const int* m, const float* v, int stride,
-                           float* const* out) {
-  static_assert(kValuePairs == 2, "add_weighted_n dispatches one or two pairs");
-  if (np == kValuePairs) return add_weighted<kValuePairs, NV>(w, m, v, stride, out);
-  add_weighted<1, NV>(w, m, v, stride, out);
-}
+// 256-bit vectors for add_weighted (attention_x86_parts.h).
+struct Vec8 {
+  using Reg = __m256;
+  static constexpr int kWidth = 8;
+  static Reg load(const float* p) { return _mm256_loadu_ps(p); }
+  static void store(float* p, Reg v) { _mm256_storeu_ps(p, v); }
+  static Reg broadcast(const float* p) { return _mm256_broadcast_ss(p); }
+  static Reg fmadd(Reg a, Reg b, Reg c) { return _mm256_fmadd_ps(a, b, c); }
+};
 
 // Lanes [0, k) set (k <= 8).
 inline __m256i first_lanes(int k) {
@@ -187,9 +157,9 @@ struct Avx2Pieces {
       float* o[kValuePairs];
       for (int k = 0; k < np; ++k) o[k] = out[k] + d0;
       if (hd - d0 >= 32) {
-        add_weighted_n<4>(np, w, m, vf + d0, hd, o), d0 += 32;
+        add_weighted_n<Vec8, kValuePairs, 4>(np, w, m, vf + d0, hd, o), d0 += 32;
       } else {
-        add_weighted_n<1>(np, w, m, vf + d0, hd, o), d0 += 8;
+        add_weighted_n<Vec8, kValuePairs, 1>(np, w, m, vf + d0, hd, o), d0 += 8;
       }
     }
   }

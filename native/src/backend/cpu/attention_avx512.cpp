@@ -3,7 +3,7 @@
 //   - scores of 16 positions for up to eight (row, head) pairs per transposed key vector
 //     loaded from L1, the query's element broadcast from memory into the multiply-add;
 //   - the softmax's exponentials sixteen at a time (exp16, within 2 ulp of expf);
-//   - the weighted values in 512-bit vectors, two pairs sharing each value load, over blocks
+//   - the weighted values in 512-bit vectors, four pairs sharing each value load, over blocks
 //     of 32 positions (an output's accumulators are loaded and stored once per block; blocks
 //     of 8 made 16-token passes longer in 5 of 7 alternated runs — BENCHMARKS.md, session 10).
 // Every (row, head) pair sees the same float operations whatever the task holds (scores over
@@ -27,9 +27,11 @@ constexpr int kBlock = 32;       // positions per block of weighted values
 constexpr int kScoreBlock = 16;  // positions per block of scores (one 512-bit vector)
 constexpr int kMaxHeadDim = 256;
 constexpr int kPairs = 8;  // (row, head) pairs whose scores share each key load
-// (row, head) pairs whose weighted values share each value load. Four (16 accumulators) was
-// tried on a Zen 5: within that machine's noise of two (BENCHMARKS.md, session 10).
-constexpr int kValuePairs = 2;
+// (row, head) pairs whose weighted values share each value load: with a head of 64, 16
+// accumulators and 4 values in registers. (Session 10 found four no better than two on a Zen
+// 5 with the per-position limit test; without it four took 14 % off the values' time on a Zen
+// 4 — add_weighted, attention_x86_parts.h.)
+constexpr int kValuePairs = 4;
 
 // Keys of positions [j0, j0 + n) (n <= 16; the rest read as zeros) as kt[d * 16 + i]: two
 // 8 x 8 transposes per 8 dimensions.
@@ -71,46 +73,15 @@ inline void block_scores(const float* const* q, const float* kt, int hd, __m512 
   }
 }
 
-// out[g][0, 16 NV) += sum over i < m[g] of w[g][i] * v[i * stride + (0, 16 NV)], in order of
-// i, for P pairs sharing the value loads.
-template <int P, int NV>
-inline void add_weighted(const float* const* w, const int* m, const float* v, int stride,
-                         float* const* out) {
-  __m512 acc[P][NV];
-  int most = 0;
-#pragma GCC unroll 2
-  for (int g = 0; g < P; ++g) {
-    most = std::max(most, m[g]);
-#pragma GCC unroll 8
-    for (int c = 0; c < NV; ++c) acc[g][c] = _mm512_loadu_ps(out[g] + 16 * c);
-  }
-  for (int i = 0; i < most; ++i) {
-#pragma GCC unroll 8
-    for (int c = 0; c < NV; ++c) {
-      const __m512 vi = _mm512_loadu_ps(v + i * stride + 16 * c);
-#pragma GCC unroll 2
-      for (int g = 0; g < P; ++g) {
-        // A pair past its own limit skips the position (no add of a zero weight, so its
-        // sequence of operations is the one it has alone).
-        if (i < m[g]) acc[g][c] = _mm512_fmadd_ps(_mm512_set1_ps(w[g][i]), vi, acc[g][c]);
-      }
-    }
-  }
-#pragma GCC unroll 2
-  for (int g = 0; g < P; ++g) {
-#pragma GCC unroll 8
-    for (int c = 0; c < NV; ++c) _mm512_storeu_ps(out[g] + 16 * c, acc[g][c]);
-  }
-}
-
-// add_weighted for np (1 or 2) pairs.
-static_assert(kValuePairs == 2, "add_weighted_n dispatches one or two pairs");
-template <int NV>
-inline void add_weighted_n(int np, const float* const* w, const int* m, const float* v, int stride,
-                           float* const* out) {
-  if (np == kValuePairs) return add_weighted<kValuePairs, NV>(w, m, v, stride, out);
-  add_weighted<1, NV>(w, m, v, stride, out);
-}
+// 512-bit vectors for add_weighted (attention_x86_parts.h).
+struct Vec16 {
+  using Reg = __m512;
+  static constexpr int kWidth = 16;
+  static Reg load(const float* p) { return _mm512_loadu_ps(p); }
+  static void store(float* p, Reg v) { _mm512_storeu_ps(p, v); }
+  static Reg broadcast(const float* p) { return _mm512_set1_ps(*p); }
+  static Reg fmadd(Reg a, Reg b, Reg c) { return _mm512_fmadd_ps(a, b, c); }
+};
 
 // Softmax over s[0, lim) in place (masked positions become 0); false when nothing is
 // visible (then s holds zeros).
@@ -180,9 +151,9 @@ struct Avx512Pieces {
       for (int k = 0; k < np; ++k) o[k] = out[k] + d0;
       const int left = hd - d0;
       if (left >= 64) {
-        add_weighted_n<4>(np, w, m, vf + d0, hd, o), d0 += 64;
+        add_weighted_n<Vec16, kValuePairs, 4>(np, w, m, vf + d0, hd, o), d0 += 64;
       } else if (left >= 16) {
-        add_weighted_n<1>(np, w, m, vf + d0, hd, o), d0 += 16;
+        add_weighted_n<Vec16, kValuePairs, 1>(np, w, m, vf + d0, hd, o), d0 += 16;
       } else {
         // A head size of 8 mod 16: the last 8 dimensions one by one, in the same order.
         for (int k = 0; k < np; ++k) {
