@@ -52,22 +52,34 @@ struct RowTask {
 
 // Splits the output rows of the weights (those with rows to compute: ns[j] > 0, or all when
 // ns is null) into chunks, a few per thread (dynamic hand-out evens out stragglers), each a
-// multiple of 16 rows (the packed layouts' groups). Returns the rows in all.
+// multiple of 16 rows (the packed layouts' groups). The last chunks shrink with the rows left
+// (each at most 1 / (2 threads) of them, down to one group), so the threads finish within a
+// small chunk of each other rather than within a whole one: 16-token passes of the 0.5B Q8_0,
+// 2 threads, Zen 4, perf: the threads' spinning 5.4 -> 3.5 % of samples (two alternated runs,
+// session 17). The first chunks keep their size: a worker that loses its core (the editor's
+// processes share the machine) then holds up no more than before.
 int64_t split_rows(const WeightView* const* ws, const int* ns, int count, int threads,
                    std::vector<RowTask>& tasks) {
   int64_t total_rows = 0;
   for (int j = 0; j < count; ++j) {
     if (!ns || ns[j] > 0) total_rows += ws[j]->rows;
   }
+  const auto whole_groups = [](int64_t rows) {
+    return std::max<int64_t>(kMaxPackGroup,
+                             (rows + kMaxPackGroup - 1) / kMaxPackGroup * kMaxPackGroup);
+  };
   const int64_t target_chunks = int64_t(threads) * 8;
-  int64_t chunk = (total_rows + target_chunks - 1) / target_chunks;
-  chunk =
-      std::max<int64_t>(kMaxPackGroup, (chunk + kMaxPackGroup - 1) / kMaxPackGroup * kMaxPackGroup);
+  const int64_t chunk = whole_groups((total_rows + target_chunks - 1) / target_chunks);
   tasks.clear();
+  int64_t left = total_rows;
   for (int j = 0; j < count; ++j) {
     if (ns && ns[j] <= 0) continue;
-    for (int64_t r = 0; r < ws[j]->rows; r += chunk) {
-      tasks.push_back({j, r, std::min(ws[j]->rows, r + chunk)});
+    for (int64_t r = 0; r < ws[j]->rows;) {
+      const int64_t size = std::min(chunk, whole_groups((left + 2 * threads - 1) / (2 * threads)));
+      const int64_t r1 = std::min(ws[j]->rows, r + size);
+      tasks.push_back({j, r, r1});
+      left -= r1 - r;
+      r = r1;
     }
   }
   return total_rows;
