@@ -1,5 +1,5 @@
 // AVX2 attention for one task (a few query rows x the query heads of one KV head): the walk
-// both x86 kernels share (attend_blocks, attention_x86_parts.h) over 256-bit pieces.
+// every kernel shares (attend_blocks, attention_walk.h) over 256-bit pieces.
 //
 // Keys and values are f16 in the cache. Each block of 8 keys is converted once (keys_rows)
 // and every (row, head) pair's 8 scores come out of head_dim / 8 multiply-adds per key and
@@ -76,7 +76,7 @@ inline void block_scores(const float* const* q, const float* kr, int hd, __m256 
   }
 }
 
-// 256-bit vectors for add_weighted (attention_x86_parts.h).
+// 256-bit vectors for add_weighted (attention_walk.h).
 struct Vec8 {
   using Reg = __m256;
   static constexpr int kWidth = 8;
@@ -139,7 +139,7 @@ bool softmax_row(float* s, int lim, const uint8_t* mask) {
   return true;
 }
 
-// The vector width's pieces of attend_blocks (attention_x86_parts.h).
+// The vector width's pieces of attend_blocks (attention_walk.h).
 struct Avx2Pieces {
   static constexpr int kScoreBlock = avx2::kScoreBlock, kPairs = avx2::kPairs,
                        kBlock = avx2::kBlock, kValuePairs = avx2::kValuePairs,
@@ -151,17 +151,13 @@ struct Avx2Pieces {
     block_scores<P>(q, kt, hd, _mm256_set1_ps(scale), out);
   }
   static void softmax(float* s, int lim, const uint8_t* mask) { softmax_row(s, lim, mask); }
+  static void round_query(const float* q, float* qf, int hd) { round_query_f16c(q, qf, hd); }
+  static void values(const AttentionTask& t, int j0, int n, float* vf) {
+    values_f16c(t, j0, n, vf);
+  }
   static void add_values(int np, const float* const* w, const int* m, const float* vf, int hd,
                          float* const* out) {
-    for (int d0 = 0; d0 < hd;) {
-      float* o[kValuePairs];
-      for (int k = 0; k < np; ++k) o[k] = out[k] + d0;
-      if (hd - d0 >= 32) {
-        add_weighted_n<Vec8, kValuePairs, 4>(np, w, m, vf + d0, hd, o), d0 += 32;
-      } else {
-        add_weighted_n<Vec8, kValuePairs, 1>(np, w, m, vf + d0, hd, o), d0 += 8;
-      }
-    }
+    add_values_in_chunks<Vec8, kValuePairs, 32, 8>(np, w, m, vf, hd, out);
   }
 };
 

@@ -1,5 +1,5 @@
 // AVX-512 attention for one task (a few query rows x the query heads of one KV head): the
-// walk both x86 kernels share (attend_blocks, attention_x86_parts.h) over 512-bit pieces:
+// walk every kernel shares (attend_blocks, attention_walk.h) over 512-bit pieces:
 //   - scores of 16 positions for up to eight (row, head) pairs per transposed key vector
 //     loaded from L1, the query's element broadcast from memory into the multiply-add;
 //   - the softmax's exponentials sixteen at a time (exp16, within 2 ulp of expf);
@@ -30,7 +30,7 @@ constexpr int kPairs = 8;  // (row, head) pairs whose scores share each key load
 // (row, head) pairs whose weighted values share each value load: with a head of 64, 16
 // accumulators and 4 values in registers. (Session 10 found four no better than two on a Zen
 // 5 with the per-position limit test; without it four took 14 % off the values' time on a Zen
-// 4 — add_weighted, attention_x86_parts.h.)
+// 4 — add_weighted, attention_walk.h.)
 constexpr int kValuePairs = 4;
 
 // Keys of positions [j0, j0 + n) (n <= 16; the rest read as zeros) as kt[d * 16 + i]: two
@@ -73,7 +73,7 @@ inline void block_scores(const float* const* q, const float* kt, int hd, __m512 
   }
 }
 
-// 512-bit vectors for add_weighted (attention_x86_parts.h).
+// 512-bit vectors for add_weighted (attention_walk.h).
 struct Vec16 {
   using Reg = __m512;
   static constexpr int kWidth = 16;
@@ -130,7 +130,7 @@ bool softmax_row(float* s, int lim, const uint8_t* mask) {
   return true;
 }
 
-// The vector width's pieces of attend_blocks (attention_x86_parts.h).
+// The vector width's pieces of attend_blocks (attention_walk.h).
 struct Avx512Pieces {
   static constexpr int kScoreBlock = leapfrog::cpu::kScoreBlock, kPairs = leapfrog::cpu::kPairs,
                        kBlock = leapfrog::cpu::kBlock, kValuePairs = leapfrog::cpu::kValuePairs,
@@ -144,6 +144,10 @@ struct Avx512Pieces {
     block_scores<P>(q, kt, hd, _mm512_set1_ps(scale), out);
   }
   static void softmax(float* s, int lim, const uint8_t* mask) { softmax_row(s, lim, mask); }
+  static void round_query(const float* q, float* qf, int hd) { round_query_f16c(q, qf, hd); }
+  static void values(const AttentionTask& t, int j0, int n, float* vf) {
+    values_f16c(t, j0, n, vf);
+  }
   static void add_values(int np, const float* const* w, const int* m, const float* vf, int hd,
                          float* const* out) {
     for (int d0 = 0; d0 < hd;) {

@@ -1,11 +1,11 @@
 // arm64 NEON kernels (Isa::Neon; Isa::NeonDot adds the dot-product extension on top, in
 // kernels_neon_dotprod.cpp). Covered: the F16, BF16, Q8_0 and Q8_K activation quantizers
 // (byte-identical to the scalar ones; F32 is a copy), f32/f16/bf16 dot products, axpy_f16,
-// and dot + tiled gemm for Q8_0, Q4_0, Q5_0, Q4_K, Q5_K and Q6_K (kernels_neon_int8.h).
-// Integer sums equal the scalar kernels'; only the order of float additions differs.
-// This file and the dotprod one are compiled with -ffp-contract=off (CMakeLists.txt) so the
-// float operations are exactly those written, whatever the compiler inlines where: a
-// batched gemm row stays bit-identical to dot() and to a one-token product.
+// attention (attention_neon.cpp) and dot + tiled gemm for Q8_0, Q4_0, Q5_0, Q4_K, Q5_K and Q6_K
+// (kernels_neon_int8.h). Integer sums equal the scalar kernels'; only the order of float additions
+// differs. This file and the dotprod one are compiled with -ffp-contract=off (CMakeLists.txt) so
+// the float operations are exactly those written, whatever the compiler inlines where: a batched
+// gemm row stays bit-identical to dot() and to a one-token product.
 #include <arm_neon.h>
 
 #include <cmath>
@@ -176,6 +176,8 @@ void axpy_f16(float a, const uint16_t* v, float* y, int64_t n) {
 
 }  // namespace
 
+void install_attention_neon(Kernels& t);  // attention_neon.cpp
+
 const Kernels* kernels_neon() {
   static const Kernels k = [] {
     Kernels t = kernels_scalar();  // the f32 "quantizer" (a copy) stays scalar
@@ -192,6 +194,7 @@ const Kernels* kernels_neon() {
     t.gemm[2] = gemm_by_dot<dot_16bit<BF16x8>>;
     set_int8_kernels<I8Mull>(t);
     t.axpy_f16 = axpy_f16;
+    install_attention_neon(t);
     return t;
   }();
   return &k;
