@@ -18,6 +18,7 @@
 
 #include "backend/cpu/attention_walk.h"
 #include "backend/cpu/kernels.h"
+#include "backend/cpu/neon_f16.h"
 
 namespace leapfrog::cpu {
 
@@ -29,25 +30,23 @@ constexpr int kMaxHeadDim = 256;
 constexpr int kPairs = 4;       // (row, head) pairs whose scores share each key load
 constexpr int kValuePairs = 2;  // (row, head) pairs whose weighted values share each value load
 
-inline void store_f16x8(const uint16_t* p, float* dst) {
-  const float16x8_t h = vreinterpretq_f16_u16(vld1q_u16(p));
-  vst1q_f32(dst, vcvt_f32_f16(vget_low_f16(h)));
-  vst1q_f32(dst + 4, vcvt_high_f32_f16(h));
+// Rows [j0, j0 + n) of a head's f16 cache (row j at p + j * stride) as f32 rows of hd: the
+// values, and the keys of a score block.
+void rows_f32(const uint16_t* p, size_t stride, int j0, int n, int hd, float* dst) {
+  for (int i = 0; i < n; ++i) {
+    for (int d = 0; d < hd; d += 8) {
+      const float32x4x2_t v = load_f16x8(p + (j0 + i) * stride + d);
+      vst1q_f32(dst + i * hd + d, v.val[0]);
+      vst1q_f32(dst + i * hd + d + 4, v.val[1]);
+    }
+  }
 }
 
 // Keys of positions [j0, j0 + n) (n <= 4; the rest zeros) converted from f16, position by
 // position: kr[i * hd + d].
 void keys_rows(const AttentionTask& t, int j0, int n, float* kr) {
-  const int hd = t.head_dim;
-  for (int i = 0; i < kScoreBlock; ++i) {
-    float* row = kr + i * hd;
-    if (i < n) {
-      const uint16_t* k = t.k + (j0 + i) * t.kv_stride;
-      for (int c = 0; c < hd; c += 8) store_f16x8(k + c, row + c);
-    } else {
-      std::fill(row, row + hd, 0.0f);
-    }
-  }
+  rows_f32(t.k, t.kv_stride, j0, n, t.head_dim, kr);
+  std::fill(kr + n * t.head_dim, kr + kScoreBlock * t.head_dim, 0.0f);
 }
 
 // Lane i of the result: the sum of a[i]'s four lanes (pairs, then the pairs' sums).
@@ -161,11 +160,7 @@ struct NeonPieces {
     for (int d = 0; d < hd; d += 4) vst1q_f32(qf + d, vcvt_f32_f16(vcvt_f16_f32(vld1q_f32(q + d))));
   }
   static void values(const AttentionTask& t, int j0, int n, float* vf) {
-    for (int i = 0; i < n; ++i) {
-      for (int d = 0; d < t.head_dim; d += 8) {
-        store_f16x8(t.v + (j0 + i) * t.kv_stride + d, vf + i * t.head_dim + d);
-      }
-    }
+    rows_f32(t.v, t.kv_stride, j0, n, t.head_dim, vf);
   }
   static void add_values(int np, const float* const* w, const int* m, const float* vf, int hd,
                          float* const* out) {

@@ -25,9 +25,9 @@ inline void with_pairs(int np, F&& f) {
 // in order of i, for P pairs sharing the value loads. The positions every pair has run with
 // no test, each pair's remaining ones after, alone and in order: its sequence of operations
 // is the one it has alone. (A test of each pair's limit at every position had GCC branch
-// around each multiply-add and load every value once per pair: with two pairs the values
-// ran at ~73 % of the FMA rate, branch-free with four at ~85 % — a one-task harness of a 0.5B
-// 16-row pass, 1040 positions, Zen 4, session 17.) V (one per vector width) supplies Reg,
+// around each multiply-add and load every value once per pair; branch-free, with four pairs on
+// AVX-512, the values' phase took 14 % less time — a one-task harness of a 0.5B 16-row pass,
+// 1040 positions, Zen 4, session 17, BENCHMARKS.md.) V (one per vector width) supplies Reg,
 // kWidth, load, store, broadcast and fmadd.
 template <class V, int P, int NV>
 inline void add_weighted(const float* const* w, const int* m, const float* v, int stride,

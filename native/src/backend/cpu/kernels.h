@@ -2,8 +2,8 @@
 // run time. Every kernel has a portable scalar version (kernels_scalar.cpp) that defines
 // the arithmetic; the x86 tables (kernels_avx2.cpp with kquant_avx2.cpp, packed_avx2.cpp
 // and attention_avx2.cpp; kernels_avxvnni.cpp; kernels_avx512.cpp with packed_avx512.cpp)
-// and the arm64 ones (kernels_neon*.cpp) compute the same integer sums and differ only in
-// the order of float additions. Each table starts from a copy of the one below it.
+// and the arm64 ones (kernels_neon*.cpp with attention_neon.cpp) compute the same integer sums and
+// differ only in the order of float additions. Each table starts from a copy of the one below it.
 #pragma once
 #include <cstddef>
 #include <cstdint>

@@ -13,6 +13,7 @@
 
 #include "backend/cpu/kernels.h"
 #include "backend/cpu/kernels_neon_int8.h"
+#include "backend/cpu/neon_f16.h"
 #include "backend/cpu/quant_blocks.h"
 #include "format/fp16.h"
 
@@ -133,10 +134,7 @@ float dot_f32(const void* w, const void* a, int64_t n) {
 
 // Eight 16-bit values widened to two f32 vectors.
 struct F16x8 {
-  static inline float32x4x2_t load(const uint16_t* p) {
-    const float16x8_t h = vreinterpretq_f16_u16(vld1q_u16(p));
-    return {vcvt_f32_f16(vget_low_f16(h)), vcvt_high_f32_f16(h)};
-  }
+  static inline float32x4x2_t load(const uint16_t* p) { return load_f16x8(p); }
   static float scalar(uint16_t h) { return f16_to_f32(h); }
 };
 struct BF16x8 {
