@@ -23,7 +23,10 @@ using namespace lftest;
 TEST(budget_weighs_each_drafter_by_its_own_acceptance) {
   BudgetController b(16);
   // A pass of n tokens costs 1 + 0.1 n ms: extra rows are cheap, so a good drafter pays.
-  for (int n = 1; n <= 17; ++n) b.record_pass(n, 1.0 + 0.1 * n);
+  for (int n = 1; n <= 17; ++n) {
+    b.record_pass(n, 1.0 + 0.1 * n);  // (the first of each new largest size is not counted)
+    b.record_pass(n, 1.0 + 0.1 * n);
+  }
   // Drafter 0 is refuted every time; drafter 1 has not been heard from.
   for (int i = 0; i < 40; ++i) b.record_verdict(0, 8, 0);
   CHECK(b.acceptance(0) < 0.1);
@@ -39,6 +42,21 @@ TEST(budget_weighs_each_drafter_by_its_own_acceptance) {
   // successes in 5 trials.
   for (int i = 0; i < 60; ++i) b.record_verdict(2, 8, 4);
   CHECK(b.acceptance(2) > 0.75 && b.acceptance(2) < 0.85);
+}
+
+// The first pass larger than any before grows buffers (page faults) and costs several warm
+// passes; priced by it, longer drafts would never be tried again.
+TEST(budget_does_not_price_passes_by_their_first_cold_run) {
+  BudgetController b(16);
+  for (int i = 0; i < 3; ++i) b.record_pass(1, 1.0);
+  b.record_pass(6, 3.6);  // the first 6-token pass: cold
+  CHECK(b.pass_cost(6) < 2.0);
+  for (int i = 0; i < 60; ++i) b.record_verdict(0, 4, 3);
+  CHECK(b.choose(0, 0.0) > 1);
+  b.record_pass(6, 1.3);  // warm: counted
+  CHECK(b.pass_cost(6) > 1.29 && b.pass_cost(6) < 1.31);
+  b.record_pass(4, 1.2);  // not larger than every earlier pass: counted at once
+  CHECK(b.pass_cost(4) > 1.19 && b.pass_cost(4) < 1.21);
 }
 
 // A loop drafts as far as the budget allows: the copy runs on over its own proposal.

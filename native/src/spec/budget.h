@@ -37,6 +37,8 @@ class BudgetController {
   // Expected tokens per millisecond of a pass that verifies k tokens from drafter d, its
   // draft costing k * draft_ms_per_token + setup_ms.
   double rate(int d, int k, double draft_ms_per_token, double setup_ms = 0) const;
+  // A pass's measured cost; the first pass larger than every earlier one is not counted
+  // (see largest_).
   void record_pass(int n_tokens, double ms);
   void record_verdict(int d, int drafted, int accepted);
   double acceptance(int d) const { return acceptance_[d]; }
@@ -48,6 +50,9 @@ class BudgetController {
   // Per drafter; an optimistic start, so that each gets tried.
   std::array<double, kMaxDrafters> acceptance_{0.7, 0.7, 0.7, 0.7};
   std::array<double, kMaxBatch + 1> cost_{};  // EMA of measured ms, 0 = unmeasured
+  // The most tokens any pass has had. A pass with more is the first to grow the buffers its
+  // rows need (all rows' logits, activation scratch: page faults); it is not recorded.
+  int largest_ = 0;
 };
 
 }  // namespace leapfrog
