@@ -238,6 +238,13 @@ void act_tiles(const uint8_t* a, size_t as, int n, int64_t cols, uint8_t* dst) {
   }
 }
 
+// f(std::integral_constant<int, r>) for a run-time r in [Lo, Hi].
+template <int Lo, int Hi, class F>
+inline void with_rows(int r, F&& f) {
+  if (r == Hi) return f(std::integral_constant<int, Hi>{});
+  if constexpr (Hi > Lo) with_rows<Lo, Hi - 1>(r, f);
+}
+
 // 16 packed rows x one tile of W activation rows over blocks [b0, b1), the float sums in y
 // (16 floats per activation row, contiguous), read at the chunk's start and written at its
 // end. A tile of 8 keeps its 8 integer chains (enough for vpdpbusd's latency at one per
@@ -247,11 +254,18 @@ void act_tiles(const uint8_t* a, size_t as, int n, int64_t cols, uint8_t* dst) {
 // output, n = 16: 29-42 ms -> 22-24 (with the L2 prefetch above; lf_matbench, 3 rounds
 // alternated, Zen 4). The operations per (row, activation) are tile()'s — the integer sum
 // from the offset term, one fma per block from 0 — so the results are tile()'s, bit for bit.
-template <class Block, int W>
+//
+// Only the first R rows of the tile are computed (R < W: the last tile of a product whose rows
+// are not a multiple of its width, whose padding rows are zeros nobody reads). Two or fewer
+// rows run two integer chains each (even and odd slices), as tile() does for decoding: one
+// chain per row would leave vpdpbusd waiting on its own latency.
+template <class Block, int W, int R = W>
 void tile_t(const Block* x, const uint8_t* t, float* y, int64_t b0, int64_t b1, bool fetch) {
-  __m512 facc[W];
+  static_assert(R >= 1 && R <= W);
+  constexpr int kChains = R <= 2 ? 2 : 1;
+  __m512 facc[R];
 #pragma GCC unroll 16
-  for (int c = 0; c < W; ++c)
+  for (int c = 0; c < R; ++c)
     facc[c] = b0 == 0 ? _mm512_setzero_ps() : _mm512_load_ps(y + c * kRows);
   for (int64_t b = b0; b < b1; ++b) {
     if (fetch) prefetch_ahead<_MM_HINT_T1>(x + b);
@@ -260,20 +274,27 @@ void tile_t(const Block* x, const uint8_t* t, float* y, int64_t b0, int64_t b1, 
     const int32_t* off = reinterpret_cast<const int32_t*>(p + 4 * W);
     const float* s_a = reinterpret_cast<const float*>(p + 4 * W);  // (the min types)
     const int8_t* qs = reinterpret_cast<const int8_t*>(p + 8 * W);
-    __m512i acc[W];
+    __m512i acc[R][kChains];
 #pragma GCC unroll 16
-    for (int c = 0; c < W; ++c)
-      acc[c] = kHasMin<Block> ? _mm512_setzero_si512() : _mm512_set1_epi32(off[c]);
+    for (int c = 0; c < R; ++c) {
+      acc[c][0] = kHasMin<Block> ? _mm512_setzero_si512() : _mm512_set1_epi32(off[c]);
+      if constexpr (kChains == 2) acc[c][1] = _mm512_setzero_si512();
+    }
 #pragma GCC unroll 8
     for (int s = 0; s < kSlices; ++s) {
       const __m512i wv = slice(x[b], s);
 #pragma GCC unroll 16
-      for (int c = 0; c < W; ++c) acc[c] = dpbusd_bcast(acc[c], wv, qs + 4 * (s * W + c));
+      for (int c = 0; c < R; ++c) {
+        __m512i& a = acc[c][s % kChains];
+        a = dpbusd_bcast(a, wv, qs + 4 * (s * W + c));
+      }
     }
     const __m512 dw = f16x16(x[b].d);
 #pragma GCC unroll 16
-    for (int c = 0; c < W; ++c) {
-      facc[c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(acc[c]), _mm512_mul_ps(dw, _mm512_set1_ps(d[c])),
+    for (int c = 0; c < R; ++c) {
+      __m512i sum = acc[c][0];
+      if constexpr (kChains == 2) sum = _mm512_add_epi32(sum, acc[c][1]);
+      facc[c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sum), _mm512_mul_ps(dw, _mm512_set1_ps(d[c])),
                                 facc[c]);
       if constexpr (kHasMin<Block>) {
         facc[c] = _mm512_fmadd_ps(f16x16(x[b].m), _mm512_set1_ps(s_a[c]), facc[c]);
@@ -281,7 +302,17 @@ void tile_t(const Block* x, const uint8_t* t, float* y, int64_t b0, int64_t b1, 
     }
   }
 #pragma GCC unroll 16
-  for (int c = 0; c < W; ++c) _mm512_store_ps(y + c * kRows, facc[c]);
+  for (int c = 0; c < R; ++c) _mm512_store_ps(y + c * kRows, facc[c]);
+}
+
+// tile_t over the first `rows` rows of a tile of width W (whose rows are more than W / 2: a
+// tail tile is 4 wide up to 4 rows, else 8).
+template <class Block, int W>
+void tile_rows(int rows, const Block* x, const uint8_t* t, float* y, int64_t b0, int64_t b1,
+               bool fetch) {
+  constexpr int kLo = W == kActTile ? W / 2 + 1 : 1;
+  with_rows<kLo, W>(rows,
+                    [&](auto r) { tile_t<Block, W, decltype(r)::value>(x, t, y, b0, b1, fetch); });
 }
 
 // Blocks per chunk of the walk over the inputs: 16 blocks of 16 rows are 8.5 KiB of Q8_0
@@ -317,14 +348,11 @@ void gemm16(const uint8_t* w, size_t ws, int64_t rows, const uint8_t* a, size_t 
         for (int g0 = 0; g0 < m; g0 += kActTile) {
           const uint8_t* t = a + size_t(i0 + g0) * nb * kActBlockBytes;
           float* yg = acc + g0 * kRows;
-          switch (m - g0 >= kActTile ? kActTile : tail_width(m - g0)) {
-            case 8:
-              tile_t<Block, 8>(x, t, yg, b0, b1, g0 == 0);
-              break;
-            default:
-              tile_t<Block, 4>(x, t, yg, b0, b1, g0 == 0);
-              break;
-          }
+          const int rows_here = std::min(kActTile, m - g0);
+          if (tail_width(rows_here) == 8)
+            tile_rows<Block, 8>(rows_here, x, t, yg, b0, b1, g0 == 0);
+          else
+            tile_rows<Block, 4>(rows_here, x, t, yg, b0, b1, g0 == 0);
         }
       }
       for (int i = 0; i < m; ++i)
