@@ -41,9 +41,10 @@ double BudgetController::rate(int d, int k, double draft_ms_per_token, double se
 
 void BudgetController::record_pass(int n, double ms) {
   if (n < 1 || n > kMaxBatch || ms <= 0) return;
-  // Counted, a first 6-token pass of the bundled model at 3.6 ms (3x a one-token pass, warm
-  // ones 1.3) priced every draft longer than one token out of the rest of a generation: the
-  // controller never tries a size it thinks dear again, so the cold figure was never replaced.
+  // Counted, a first 6-token pass of the bundled model at 3.6 ms (3x its one-token passes, and
+  // its 2-token passes then took 1.2-1.4) priced every draft longer than one token out of the
+  // rest of a generation: the controller never tries a size it thinks dear again, so the cold
+  // figure was never replaced.
   if (n > largest_) {
     largest_ = n;
     return;
