@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "backend/cpu/cpu_backend.h"
+#include "backend/cpu/cpu_kv.h"
 #include "backend/cpu/kernels.h"
 #include "backend/cpu/quant_blocks.h"
 #include "format/dequant.h"
@@ -741,6 +742,87 @@ TEST(isa_env_override_only_lowers) {
   unsetenv("LEAPFROG_CPU_ISA");
   CHECK(detect_isa() == best);
   if (prev) setenv("LEAPFROG_CPU_ISA", saved.c_str(), 1);
+}
+
+// The element-wise ops the calling thread runs between products (vectorized by hand, the
+// KV store through the level's f16 conversion) against their scalar definitions, bit for
+// bit, on every level: rows with tails no vector width divides, NeoX rope with a rotated
+// half both a multiple of four and not, and the normal (adjacent pairs) style.
+TEST(cpu_elementwise_ops_equal_their_scalar_definitions) {
+  std::mt19937 rng(21);
+  std::normal_distribution<float> nd(0, 2);
+  const auto randv = [&](size_t n) {
+    std::vector<float> v(n);
+    for (auto& x : v) x = nd(rng);
+    return v;
+  };
+  const int n = 5, dim = 389, heads = 3, hd = 64;
+  const auto x = randv(size_t(n) * dim), w = randv(dim), y = randv(size_t(n) * dim);
+  const auto q = randv(size_t(n) * heads * hd);
+  std::vector<int32_t> pos = {0, 7, 300, 1999, 42};
+  const auto fail = [](Isa isa, const std::string& op) {
+    throw lftest::FailTest{std::string(isa_name(isa)) + ": " + op + " differs from its definition"};
+  };
+  for (Isa isa : runnable_isas()) {
+    CpuBackend be({.threads = 2, .isa = isa});
+    // rms_norm: the sum of squares in double in eight chains (element c in chain c mod 8),
+    // summed ((0 + 4) + (2 + 6)) + ((1 + 5) + (3 + 7)).
+    std::vector<float> got(x.size()), want(x.size());
+    be.rms_norm(dev(x.data()), dev(w.data()), n, dim, 1e-6f, dev(got.data()));
+    for (int i = 0; i < n; ++i) {
+      const float* xr = x.data() + size_t(i) * dim;
+      double s[8] = {};
+      for (int c = 0; c < dim; ++c) s[c % 8] += static_cast<double>(xr[c] * xr[c]);
+      const double sum = ((s[0] + s[4]) + (s[2] + s[6])) + ((s[1] + s[5]) + (s[3] + s[7]));
+      const float scale = 1.0f / std::sqrt(static_cast<float>(sum / dim) + 1e-6f);
+      for (int c = 0; c < dim; ++c) want[size_t(i) * dim + c] = (xr[c] * scale) * w[c];
+    }
+    if (got != want) fail(isa, "rms_norm");
+    // add and add_bias.
+    got = x;
+    be.add(dev(got.data()), dev(y.data()), got.size());
+    for (size_t i = 0; i < x.size(); ++i) want[i] = x[i] + y[i];
+    if (got != want) fail(isa, "add");
+    got = x;
+    be.add_bias(dev(got.data()), dev(w.data()), n, dim);
+    for (size_t i = 0; i < x.size(); ++i) want[i] = x[i] + w[i % dim];
+    if (got != want) fail(isa, "add_bias");
+    // rope: angles by repeated multiplication in float (llama.cpp's recipe).
+    for (const auto& [style, n_dims] :
+         {std::pair{RopeStyle::NeoX, hd}, std::pair{RopeStyle::NeoX, 36},
+          std::pair{RopeStyle::Normal, hd}}) {
+      const RopeParams p{style, n_dims, 10000, 1};
+      std::vector<float> r = q, ref = q;
+      be.rope(dev(r.data()), n, heads, hd, dev(pos.data()), p);
+      const float theta_scale = std::pow(p.freq_base, -2.0f / n_dims);
+      for (int i = 0; i < n; ++i) {
+        for (int h = 0; h < heads; ++h) {
+          float* v = ref.data() + (size_t(i) * heads + h) * hd;
+          float theta = static_cast<float>(pos[i]);
+          for (int d = 0; d < n_dims; d += 2, theta *= theta_scale) {
+            const float c = std::cos(theta), sn = std::sin(theta);
+            const int a = style == RopeStyle::NeoX ? d / 2 : d;
+            const int b = style == RopeStyle::NeoX ? d / 2 + n_dims / 2 : d + 1;
+            const float x0 = v[a], x1 = v[b];
+            v[a] = x0 * c - x1 * sn;
+            v[b] = x0 * sn + x1 * c;
+          }
+        }
+      }
+      if (r != ref) fail(isa, "rope " + std::to_string(n_dims));
+    }
+    // KV store: every value rounded to f16 as f32_to_f16 rounds it.
+    const KvLayout lay{2, 8, 2, 44};  // kv_dim 88: a tail after the vectors
+    auto kv = be.create_kv(lay);
+    const auto k = randv(3 * 88), v = randv(3 * 88);
+    kv->store(1, 4, 3, dev(k.data()), dev(v.data()));
+    const auto& cpu_kv = static_cast<const CpuKvStorage&>(*kv);
+    for (int i = 0; i < 3 * 88; ++i) {
+      if (cpu_kv.k(1, 4)[i] != f32_to_f16(k[i]) || cpu_kv.v(1, 4)[i] != f32_to_f16(v[i])) {
+        fail(isa, "KV store");
+      }
+    }
+  }
 }
 
 TEST_MAIN()

@@ -3,11 +3,10 @@
 #include <cstring>
 #include <stdexcept>
 
-#include "format/fp16.h"
-
 namespace leapfrog::cpu {
 
-CpuKvStorage::CpuKvStorage(const KvLayout& layout) : layout_(layout) {
+CpuKvStorage::CpuKvStorage(const KvLayout& layout, QuantizeFn to_f16)
+    : layout_(layout), to_f16_(to_f16) {
   const size_t n = static_cast<size_t>(layout.n_layers) * layout.n_ctx * layout.kv_dim();
   k_.resize(n);
   v_.resize(n);
@@ -20,10 +19,8 @@ void CpuKvStorage::store(int layer, int pos, int n, DevicePtr<const float> k_d,
   const size_t count = static_cast<size_t>(n) * layout_.kv_dim();
   uint16_t* kd = k_.data() + offset(layer, pos);
   uint16_t* vd = v_.data() + offset(layer, pos);
-  for (size_t i = 0; i < count; ++i) {
-    kd[i] = format::f32_to_f16(k[i]);
-    vd[i] = format::f32_to_f16(v[i]);
-  }
+  to_f16_(k, kd, static_cast<int64_t>(count));
+  to_f16_(v, vd, static_cast<int64_t>(count));
 }
 
 void CpuKvStorage::move(int from, int to) {
