@@ -194,6 +194,37 @@ class ScriptedDrafter : public Drafter {
   int vocab_;
 };
 
+// `max_tokens` tokens, no stop token, an adaptive budget of up to 8 drafted tokens.
+GenerationConfig adaptive_config(int max_tokens) {
+  GenerationConfig gp;
+  gp.max_tokens = max_tokens;
+  gp.stop_tokens = {-1};
+  gp.speculation.mode = SpecMode::Auto;
+  gp.speculation.budget = 8;
+  gp.speculation.adaptive = true;
+  return gp;
+}
+
+// Plain decoding's greedy continuation of `prompt` under `gp` (max_tokens, stops), then 64
+// zeros: room past the end for drafts that overrun.
+std::vector<int32_t> greedy_truth(const Model& model, const GenerationConfig& gp,
+                                  const std::vector<int32_t>& prompt) {
+  GenerationConfig plain_config = gp;
+  plain_config.speculation.mode = SpecMode::Off;
+  std::vector<int32_t> truth;
+  Session plain(model, {});
+  const std::atomic<bool> abort{false};
+  speculative_generate(
+      plain, {}, plain_config, prompt,
+      [&](int32_t t) {
+        truth.push_back(t);
+        return true;
+      },
+      abort);
+  truth.resize(truth.size() + 64, 0);
+  return truth;
+}
+
 }  // namespace
 
 // A free drafter that is right about one token in two, and a cheap one that is always right:
@@ -205,27 +236,12 @@ TEST(adaptive_budget_verifies_the_draft_expected_to_yield_most) {
   const Spec sp;
   const std::vector<int32_t> prompt = {1, 2, 3, 4, 5, 6, 7, 8};
   std::atomic<bool> abort{false};
-  GenerationConfig gp;
-  gp.max_tokens = 96;
-  gp.stop_tokens = {-1};
-  gp.speculation.mode = SpecMode::Off;
-  std::vector<int32_t> truth;
-  Session plain(*model, {});
-  speculative_generate(
-      plain, {}, gp, prompt,
-      [&](int32_t t) {
-        truth.push_back(t);
-        return true;
-      },
-      abort);
-  truth.resize(truth.size() + 64, 0);  // room past the end for drafts that overrun
+  GenerationConfig gp = adaptive_config(96);
+  const std::vector<int32_t> truth = greedy_truth(*model, gp, prompt);
 
   ScriptedDrafter half_right(truth, prompt.size(), 1, 0.0, int(sp.vocab));
   ScriptedDrafter always_right(truth, prompt.size(), 1000, 0.001, int(sp.vocab));
   Drafter* order[] = {&half_right, &always_right};
-  gp.speculation.mode = SpecMode::Auto;
-  gp.speculation.budget = 8;
-  gp.speculation.adaptive = true;
   Session target(*model, {});
   std::vector<int32_t> got;
   const GenerationStats st = speculative_generate(
@@ -242,6 +258,62 @@ TEST(adaptive_budget_verifies_the_draft_expected_to_yield_most) {
   if (!(per_pass > 3.0)) {
     throw lftest::FailTest{"tokens per pass " + std::to_string(per_pass)};
   }
+}
+
+// What a generation learned carries into the session's next. A session whose memory says a
+// drafter's tokens are refuted and drafts are dear starts there: it drafts only the probes
+// (2 tokens every kProbeEvery plain passes) where a fresh start, optimistic, drafts at once
+// (25 tokens in 48 with this drafter, always refuted). Timings do not decide it: the memory's
+// pass costs are 100x apart. After the generation the memory holds what it measured. A draft
+// model's costs and calibration reach a new drafter over the same session.
+TEST(a_session_carries_what_speculation_learned_into_its_next_generation) {
+  RandomDraft rd("policy_learned");
+  const auto& model = rd.model;
+  const Spec sp;
+  const std::vector<int32_t> prompt = {1, 2, 3, 4, 5, 6, 7, 8};
+  std::atomic<bool> abort{false};
+  GenerationConfig gp = adaptive_config(48);
+  const std::vector<int32_t> truth = greedy_truth(*model, gp, prompt);
+  ScriptedDrafter always_wrong(truth, prompt.size(), 0, 0.0, int(sp.vocab));
+  Drafter* order[] = {&always_wrong};
+  SpeculationLearned learned;
+  learned.pass_ms.fill(100.0);
+  learned.pass_ms[1] = 1.0;
+  learned.largest_pass = kMaxPassTokens;
+  learned.acceptance["scripted"] = 0.05;
+  Session target(*model, {});
+  std::vector<int32_t> got;
+  const GenerationStats st = speculative_generate(
+      target, order, gp, prompt,
+      [&](int32_t t) {
+        got.push_back(t);
+        return true;
+      },
+      abort, &learned);
+  CHECK((std::vector<int32_t>(truth.begin(), truth.begin() + 48) == got));
+  if (!(st.drafted <= 2 * (st.target_passes / 8 + 1))) {
+    throw lftest::FailTest{"drafted " + std::to_string(st.drafted) + " tokens in " +
+                           std::to_string(st.target_passes) + " passes"};
+  }
+  CHECK(learned.pass_ms[1] < 1.0);  // measured: a pass of this model takes far less
+  CHECK(learned.acceptance.count("scripted") == 1 && learned.acceptance["scripted"] <= 0.05);
+
+  // A draft model's costs and calibration, through the session's memory.
+  SpeculationConfig spec;
+  spec.mode = SpecMode::Draft;
+  GenerationConfig dg;
+  dg.max_tokens = 16;
+  dg.speculation = spec;
+  SpeculationLearned carried;
+  Session t2(*model, {});
+  DraftPolicy policy = make_draft_policy(spec, &rd.session, {});
+  speculative_generate(
+      t2, policy.order, dg, prompt, [](int32_t) { return true; }, abort, &carried);
+  CHECK(carried.draft_model.known && carried.draft_model.ms_per_token > 0);
+  carried.draft_model.ms_per_token = 123.0;
+  DraftPolicy next = make_draft_policy(spec, &rd.session, {});
+  next.order[0]->recall(carried);
+  CHECK(next.order[0]->ms_per_token() == 123.0);
 }
 
 TEST_MAIN()

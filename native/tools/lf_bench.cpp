@@ -7,9 +7,12 @@
 //         info | pp N | tg N | ctx N | pass n | quit
 //       (the harness alternates these with llama.cpp's, so both engines see the same load)
 //   lf_bench model.gguf --spec off|ngram|draft|auto [--draft F] [--budget N] [--fixed-budget]
-//            --prompt-ids FILE [--max-tokens N] [--reps R]
-//       greedy generation of a prompt given as whitespace-separated token ids; tokens/s and
-//       accepted tokens per target pass.
+//            --prompt-ids FILE[,FILE...] [--max-tokens N] [--reps R] [--carry-learning]
+//       greedy generation of prompts given as whitespace-separated token ids (repetition r
+//       after prompt r mod their number); tokens/s and accepted tokens per target pass.
+//       --carry-learning: each repetition starts from what speculation learned in the ones before
+//       (spec/learned.h), as an editor's session does; without it every repetition starts afresh,
+//       as a one-shot `leapfrog generate` does.
 //
 // pp N:   clear the cache, run N prompt tokens (in chunks of --max-batch, the engine's
 //         default), time the whole prefill.
@@ -192,7 +195,8 @@ int main(int argc, char** argv) {
                  "usage: lf_bench model.gguf [--threads N] [--reps R] [--pp N] [--tg N] "
                  "[--ctx-tokens N] [--batches 1,2,...] [--sections pp,tg,batch] [--serve]\n"
                  "       lf_bench model.gguf --spec off|ngram|draft|auto [--draft F] "
-                 "[--budget N] [--fixed-budget] --prompt-ids FILE [--max-tokens N]\n");
+                 "[--budget N] [--fixed-budget] --prompt-ids FILE [--max-tokens N] "
+                 "[--carry-learning]\n");
     return 2;
   }
   try {
@@ -205,7 +209,7 @@ int main(int argc, char** argv) {
     // The product's configuration (engine/generation_config.h), greedy like completions.
     GenerationConfig config;
     config.sampling.temperature = 0;
-    bool serve = false;
+    bool serve = false, carry_learning = false;
     for (int i = 2; i < argc; ++i) {
       std::string a = argv[i];
       auto next = [&] {
@@ -238,6 +242,8 @@ int main(int argc, char** argv) {
         draft_path = next();
       else if (a == "--budget")
         config.speculation.budget = std::stoi(next());
+      else if (a == "--carry-learning")
+        carry_learning = true;
       else if (a == "--fixed-budget")
         config.speculation.adaptive = false;
       else if (a == "--tree")
@@ -257,15 +263,24 @@ int main(int argc, char** argv) {
     const int n_ctx = std::max({pp_n, tg_n + 1, ctx_n + max_b, 2048});
 
     if (!spec.empty()) {
-      // Speculative (or plain, with "off") greedy generation of a given prompt.
-      auto prompt = read_ids(prompt_ids);
+      // Speculative (or plain, with "off") greedy generation of the given prompts, repetition
+      // r generating after prompt r mod (number of prompts).
+      std::vector<std::vector<int32_t>> prompts;
+      size_t longest = 0;
+      std::stringstream files(prompt_ids);
+      for (std::string item; std::getline(files, item, ',');) {
+        prompts.push_back(read_ids(item));
+        longest = std::max(longest, prompts.back().size());
+      }
+      if (prompts.empty()) throw std::invalid_argument("--spec needs --prompt-ids FILE[,FILE...]");
+      const std::vector<int32_t>& prompt = prompts[0];
       const auto mode = parse_spec_mode(spec);
       if (!mode) throw std::invalid_argument("--spec must be off, ngram, draft or auto");
       config.speculation.mode = *mode;
       if (*mode == SpecMode::Draft && draft_path.empty()) {
         throw std::invalid_argument("--spec draft needs --draft F");
       }
-      const int ctx = static_cast<int>(prompt.size()) + config.max_tokens + 64;
+      const int ctx = static_cast<int>(longest) + config.max_tokens + 64;
       Session target(*model, SessionParams{ctx, kMaxPassTokens});
       std::unique_ptr<Model> draft_model;
       std::unique_ptr<Session> draft_session;
@@ -277,6 +292,7 @@ int main(int argc, char** argv) {
       std::vector<double> tps, per_pass, draft_ms, verify_ms;
       int generated = 0, passes = 0, drafted = 0, accepted = 0;
       std::vector<int32_t> first_out;
+      SpeculationLearned learned;
       for (int r = 0; r < reps; ++r) {
         target.clear();
         if (draft_session) draft_session->clear();
@@ -286,7 +302,8 @@ int main(int argc, char** argv) {
           return true;
         };
         const GenerationStats st =
-            stream_generate(target, draft_session.get(), config, prompt, on_token, abort);
+            stream_generate(target, draft_session.get(), config, prompts[r % prompts.size()],
+                            on_token, abort, carry_learning ? &learned : nullptr);
         if (r == 0) first_out = out;
         tps.push_back(st.tokens_per_second());
         per_pass.push_back(st.target_passes ? double(st.generated) / st.target_passes : 0);

@@ -101,7 +101,7 @@ void run(std::shared_ptr<Job> job) {
   };
   try {
     GenerationStats stats = stream_generate(*st.session, st.draft_session.get(), config,
-                                            job->prompt, on_token, job->abort);
+                                            job->prompt, on_token, job->abort, &st.learned);
     std::string tail = detok.flush();
     if (!tail.empty()) send(Event::token(-1, std::move(tail)));
     stats.aborted = stats.aborted || job->abort.load();

@@ -9,6 +9,7 @@
 
 #include "addon/loaded_model.h"
 #include "engine/session.h"
+#include "spec/learned.h"
 
 namespace leapfrog::addon {
 
@@ -17,6 +18,9 @@ struct SessionState {
   std::shared_ptr<LoadedModel> draft;  // may be null
   std::unique_ptr<Session> session;
   std::unique_ptr<Session> draft_session;
+  // What speculation learned in this session's generations, for the next (one generation at
+  // a time: `busy`).
+  SpeculationLearned learned;
   std::atomic<bool> busy{false};
 };
 

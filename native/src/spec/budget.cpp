@@ -52,6 +52,26 @@ void BudgetController::record_pass(int n, double ms) {
   cost_[n] = cost_[n] > 0 ? 0.7 * cost_[n] + 0.3 * ms : ms;
 }
 
+void BudgetController::recall(const SpeculationLearned& learned,
+                              std::span<const char* const> names) {
+  static_assert(std::tuple_size_v<decltype(learned.pass_ms)> == kMaxBatch + 1);
+  cost_ = learned.pass_ms;
+  largest_ = learned.largest_pass;
+  for (size_t d = 0; d < names.size() && d < acceptance_.size(); ++d) {
+    const auto it = learned.acceptance.find(names[d]);
+    if (it != learned.acceptance.end()) acceptance_[d] = it->second;
+  }
+}
+
+void BudgetController::remember(SpeculationLearned& learned,
+                                std::span<const char* const> names) const {
+  learned.pass_ms = cost_;
+  learned.largest_pass = largest_;
+  for (size_t d = 0; d < names.size() && d < acceptance_.size(); ++d) {
+    learned.acceptance[names[d]] = acceptance_[d];
+  }
+}
+
 void BudgetController::record_verdict(int d, int drafted, int accepted) {
   if (drafted <= 0) return;
   double& a = acceptance_[d];

@@ -5,8 +5,10 @@
 // tokens per pass, at cost(k + 1) + k * draft_cost.
 #pragma once
 #include <array>
+#include <span>
 
 #include "engine/generation_config.h"
+#include "spec/learned.h"
 
 namespace leapfrog {
 
@@ -44,6 +46,10 @@ class BudgetController {
   double acceptance(int d) const { return acceptance_[d]; }
   // Cost estimate of a pass over n tokens (ms), from measurements and interpolation.
   double pass_cost(int n) const;
+  // What it has learned, from and into a session's memory (learned.h); `names[d]` is drafter
+  // d's Drafter::name().
+  void recall(const SpeculationLearned& learned, std::span<const char* const> names);
+  void remember(SpeculationLearned& learned, std::span<const char* const> names) const;
 
  private:
   int cap_;

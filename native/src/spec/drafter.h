@@ -8,6 +8,8 @@
 #include <span>
 #include <vector>
 
+#include "spec/learned.h"
+
 namespace leapfrog {
 
 // A draft shaped as a tree: node i holds tokens[i] and follows node parents[i] (-1: the
@@ -53,6 +55,10 @@ class Drafter {
   // Cost of starting a draft after `context`, beyond ms_per_token per token (ms): a draft
   // model must first read the tokens emitted since it last ran.
   virtual double setup_ms(std::span<const int32_t> /*context*/) const { return 0; }
+  // What it has learned, from and into a session's memory across generations (learned.h):
+  // a drafter whose estimates start from guesses (a draft model's costs) overrides them.
+  virtual void recall(const SpeculationLearned& /*learned*/) {}
+  virtual void remember(SpeculationLearned& /*learned*/) const {}
 };
 
 }  // namespace leapfrog

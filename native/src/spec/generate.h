@@ -12,10 +12,13 @@
 
 namespace leapfrog {
 
-// `draft`: the draft model's session, or null. Throws std::invalid_argument for a bad
-// configuration, std::length_error for a prompt longer than the context.
+// `draft`: the draft model's session, or null. `learned`: what speculation learned in this
+// session's earlier generations (spec/learned.h), carried on by a front end that keeps the
+// session; null starts afresh. Throws std::invalid_argument for a bad configuration,
+// std::length_error for a prompt longer than the context.
 GenerationStats stream_generate(Session& target, Session* draft, const GenerationConfig& config,
                                 std::span<const int32_t> prompt, const TokenCallback& on_token,
-                                const std::atomic<bool>& abort);
+                                const std::atomic<bool>& abort,
+                                SpeculationLearned* learned = nullptr);
 
 }  // namespace leapfrog

@@ -78,6 +78,19 @@ double ModelDrafter::setup_ms(std::span<const int32_t> context) const {
   return behind > 2 ? first + behind * catch_up_ms_per_token_ : first;
 }
 
+void ModelDrafter::recall(const SpeculationLearned& learned) {
+  const SpeculationLearned::DraftModel& m = learned.draft_model;
+  if (!m.known) return;
+  first_ms_ = m.first_ms;
+  ms_per_token_ = m.ms_per_token;
+  catch_up_ms_per_token_ = m.catch_up_ms_per_token;
+  accepted_ = m.accepted;
+}
+
+void ModelDrafter::remember(SpeculationLearned& learned) const {
+  learned.draft_model = {true, first_ms_, ms_per_token_, catch_up_ms_per_token_, accepted_};
+}
+
 void ModelDrafter::prefill(std::span<const int32_t> prompt, const std::atomic<bool>& abort) {
   if (prompt.empty() || static_cast<int>(prompt.size()) >= draft_.n_ctx()) return;
   const int keep = draft_.reuse_prefix(prompt);

@@ -33,6 +33,8 @@ class ModelDrafter : public Drafter {
   double setup_ms(std::span<const int32_t> context) const override;
   // Running acceptance of the drafted tokens whose draft probability was about `p`.
   double acceptance_at(float p) const { return accepted_[band(p)]; }
+  void recall(const SpeculationLearned& learned) override;
+  void remember(SpeculationLearned& learned) const override;
 
  private:
   Session& draft_;

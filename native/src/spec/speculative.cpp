@@ -29,7 +29,8 @@ constexpr int kProbeEvery = 8;
 class SpecLoop {
  public:
   SpecLoop(Session& target, std::span<Drafter* const> drafters, const GenerationConfig& cfg,
-           const TokenCallback& on_token, const std::atomic<bool>& abort)
+           const TokenCallback& on_token, const std::atomic<bool>& abort,
+           SpeculationLearned* learned)
       : target_(target),
         drafters_(drafters),
         cfg_(cfg),
@@ -40,7 +41,15 @@ class SpecLoop {
         // plain decoding whenever no draft is made.
         rng_(cfg.sampling.seed ^ 0x5bd1e995ull),
         n_vocab_(target.n_vocab()),
-        budget_(std::min(cfg.speculation.budget, kMaxDraftBudget)) {
+        budget_(std::min(cfg.speculation.budget, kMaxDraftBudget)),
+        learned_(learned) {
+    for (size_t i = 0; i < drafters_.size() && i < names_.size(); ++i) {
+      names_[i] = drafters_[i]->name();
+    }
+    if (learned_) {
+      budget_.recall(*learned_, drafter_names());
+      for (Drafter* d : drafters_) d->recall(*learned_);
+    }
     stops_ = cfg.stop_tokens;
     if (stops_.empty() && target.model().hparams().eos_token) {
       stops_.push_back(*target.model().hparams().eos_token);
@@ -48,6 +57,13 @@ class SpecLoop {
   }
 
   GenerationStats& stats() { return st_; }
+
+  // Hands what this generation learned to the session's memory, for the next one.
+  void remember() const {
+    if (!learned_) return;
+    budget_.remember(*learned_, drafter_names());
+    for (const Drafter* d : drafters_) d->remember(*learned_);
+  }
 
   // Runs the prompt (after the prefix the cache shares with it); false when aborted.
   bool prefill(std::span<const int32_t> prompt) {
@@ -233,6 +249,9 @@ class SpecLoop {
   }
 
  private:
+  std::span<const char* const> drafter_names() const {
+    return {names_.data(), std::min(drafters_.size(), names_.size())};
+  }
   const float* row(int node) const { return rows_.data() + static_cast<size_t>(node) * n_vocab_; }
 
   // d's draft of up to k tokens into candidate_: a tree, or a chain as a tree.
@@ -259,6 +278,8 @@ class SpecLoop {
   Rng rng_;
   const int n_vocab_;
   BudgetController budget_;
+  SpeculationLearned* learned_;  // the session's memory, or null
+  std::array<const char*, BudgetController::kMaxDrafters> names_{};
   std::vector<int32_t> stops_;
   GenerationStats st_;
 
@@ -281,8 +302,8 @@ class SpecLoop {
 GenerationStats speculative_generate(Session& target, std::span<Drafter* const> drafters,
                                      const GenerationConfig& config,
                                      std::span<const int32_t> prompt, const TokenCallback& on_token,
-                                     const std::atomic<bool>& abort) {
-  SpecLoop loop(target, drafters, config, on_token, abort);
+                                     const std::atomic<bool>& abort, SpeculationLearned* learned) {
+  SpecLoop loop(target, drafters, config, on_token, abort, learned);
   if (!loop.prefill(prompt)) return loop.stats();
   const auto t0 = Clock::now();
   while (loop.stats().generated < config.max_tokens) {
@@ -295,6 +316,7 @@ GenerationStats speculative_generate(Session& target, std::span<Drafter* const> 
     if (!go_on) break;
   }
   loop.stats().decode_ms = ms_since(t0);
+  loop.remember();
   return loop.stats();
 }
 

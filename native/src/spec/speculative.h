@@ -15,6 +15,7 @@
 #include "engine/generation_config.h"
 #include "engine/session.h"
 #include "spec/drafter.h"
+#include "spec/learned.h"
 
 namespace leapfrog {
 
@@ -25,10 +26,12 @@ using TokenCallback = std::function<bool(int32_t)>;
 // the one expected to yield the most tokens per millisecond (a drafter with a cost per token
 // runs only when it is expected to beat the draft in hand, so free lookups go first); with a
 // fixed budget the first that proposes anything wins. Front ends call stream_generate
-// (spec/generate.h), which picks the drafters.
+// (spec/generate.h), which picks the drafters. `learned`: the session's memory of earlier
+// generations (learned.h), read at the start and updated at the end; null: start afresh.
 GenerationStats speculative_generate(Session& target, std::span<Drafter* const> drafters,
                                      const GenerationConfig& config,
                                      std::span<const int32_t> prompt, const TokenCallback& on_token,
-                                     const std::atomic<bool>& abort);
+                                     const std::atomic<bool>& abort,
+                                     SpeculationLearned* learned = nullptr);
 
 }  // namespace leapfrog
