@@ -88,6 +88,8 @@ void ModelDrafter::recall(const SpeculationLearned& learned) {
 }
 
 void ModelDrafter::remember(SpeculationLearned& learned) const {
+  static_assert(std::tuple_size_v<decltype(learned.draft_model.accepted)> == kBandFloor.size(),
+                "the memory holds one acceptance per probability band");
   learned.draft_model = {true, first_ms_, ms_per_token_, catch_up_ms_per_token_, accepted_};
 }
 
