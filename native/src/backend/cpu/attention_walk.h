@@ -8,18 +8,11 @@
 #include <type_traits>
 
 #include "backend/cpu/attention_task.h"
+#include "backend/cpu/count_dispatch.h"
 
 namespace leapfrog::cpu {
 
 namespace {
-
-// f(std::integral_constant<int, np>) for a run-time np in [1, P]: a kernel templated on its
-// number of (row, head) pairs, called with the count a block has.
-template <int P, class F>
-inline void with_pairs(int np, F&& f) {
-  if (np == P) return f(std::integral_constant<int, P>{});
-  if constexpr (P > 1) with_pairs<P - 1>(np, f);
-}
 
 // out[g][0, V::kWidth NV) += sum over i < m[g] of w[g][i] * v[i * stride + (0, V::kWidth NV)],
 // in order of i, for P pairs sharing the value loads. The positions every pair has run with
@@ -68,8 +61,8 @@ inline void add_weighted(const float* const* w, const int* m, const float* v, in
 template <class V, int MaxP, int NV>
 inline void add_weighted_n(int np, const float* const* w, const int* m, const float* v, int stride,
                            float* const* out) {
-  with_pairs<MaxP>(np,
-                   [&](auto n) { add_weighted<V, decltype(n)::value, NV>(w, m, v, stride, out); });
+  with_count<1, MaxP>(
+      np, [&](auto n) { add_weighted<V, decltype(n)::value, NV>(w, m, v, stride, out); });
 }
 
 // np pairs' weighted values over every dimension of a head: chunks of Wide dimensions while
@@ -125,7 +118,7 @@ void attend_blocks(const AttentionTask& t) {
     int np = 0;
     const auto flush = [&] {
       if (np > 0) {
-        with_pairs<K::kPairs>(
+        with_count<1, K::kPairs>(
             np, [&](auto n) { K::template scores<decltype(n)::value>(q, kt, hd, t.scale, out); });
       }
       np = 0;

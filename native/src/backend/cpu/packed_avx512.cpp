@@ -21,6 +21,7 @@
 
 #include "backend/cpu/avx2_common.h"
 #include "backend/cpu/avx512_parts.h"
+#include "backend/cpu/count_dispatch.h"
 #include "backend/cpu/packed_avx512_common.h"
 #include "backend/cpu/quant_blocks.h"
 
@@ -238,13 +239,6 @@ void act_tiles(const uint8_t* a, size_t as, int n, int64_t cols, uint8_t* dst) {
   }
 }
 
-// f(std::integral_constant<int, r>) for a run-time r in [Lo, Hi].
-template <int Lo, int Hi, class F>
-inline void with_rows(int r, F&& f) {
-  if (r == Hi) return f(std::integral_constant<int, Hi>{});
-  if constexpr (Hi > Lo) with_rows<Lo, Hi - 1>(r, f);
-}
-
 // 16 packed rows x one tile of W activation rows over blocks [b0, b1), the float sums in y
 // (16 floats per activation row, contiguous), read at the chunk's start and written at its
 // end. A tile of 8 keeps its 8 integer chains (enough for vpdpbusd's latency at one per
@@ -311,8 +305,8 @@ template <class Block, int W>
 void tile_rows(int rows, const Block* x, const uint8_t* t, float* y, int64_t b0, int64_t b1,
                bool fetch) {
   constexpr int kLo = W == kActTile ? W / 2 + 1 : 1;
-  with_rows<kLo, W>(rows,
-                    [&](auto r) { tile_t<Block, W, decltype(r)::value>(x, t, y, b0, b1, fetch); });
+  with_count<kLo, W>(rows,
+                     [&](auto r) { tile_t<Block, W, decltype(r)::value>(x, t, y, b0, b1, fetch); });
 }
 
 // Blocks per chunk of the walk over the inputs: 16 blocks of 16 rows are 8.5 KiB of Q8_0
