@@ -100,11 +100,16 @@ describe('speculative decoding', function () {
       assert.ok(accepted > 0, 'no draft token was accepted');
       assert.ok(passes < generated, `no pass saved (${passes} passes for ${generated} tokens)`);
       if (c.tree && !c.adaptive) {
-        // Trees must really branch: the same drafts as chains would draft fewer nodes.
+        // Trees must really branch: the same drafts as chains would draft fewer nodes. Each
+        // chain in a session of its own: a session carries the draft model's calibration from
+        // one generation to the next (a tree's verdicts calibrate nothing), which lengthens
+        // chains and would compare unlike with unlike.
         let chainDrafted = 0;
         for (const prompt of promptIds) {
           const params = speculating({ mode: c.spec, budget: c.budget, adaptive: false });
-          chainDrafted += (await generate(spec, prompt, params)).stats.drafted;
+          const fresh = session(target, draft);
+          chainDrafted += (await generate(fresh, prompt, params)).stats.drafted;
+          fresh.free();
         }
         assert.ok(drafted > chainDrafted, `tree drafted ${drafted}, chain ${chainDrafted}`);
       }
