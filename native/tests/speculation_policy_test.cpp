@@ -225,6 +225,23 @@ std::vector<int32_t> greedy_truth(const Model& model, const GenerationConfig& gp
   return truth;
 }
 
+// Generates with `drafters` and checks the output is plain decoding's (`truth`).
+GenerationStats generate_checked(Session& target, std::span<Drafter* const> drafters,
+                                 const GenerationConfig& gp, const std::vector<int32_t>& prompt,
+                                 const std::vector<int32_t>& truth, SpeculationLearned* learned) {
+  std::vector<int32_t> got;
+  const std::atomic<bool> abort{false};
+  const GenerationStats st = speculative_generate(
+      target, drafters, gp, prompt,
+      [&](int32_t t) {
+        got.push_back(t);
+        return true;
+      },
+      abort, learned);
+  CHECK((std::vector<int32_t>(truth.begin(), truth.begin() + gp.max_tokens) == got));
+  return st;
+}
+
 }  // namespace
 
 // A free drafter that is right about one token in two, and a cheap one that is always right:
@@ -235,7 +252,6 @@ TEST(adaptive_budget_verifies_the_draft_expected_to_yield_most) {
   const auto& model = rd.model;
   const Spec sp;
   const std::vector<int32_t> prompt = {1, 2, 3, 4, 5, 6, 7, 8};
-  std::atomic<bool> abort{false};
   GenerationConfig gp = adaptive_config(96);
   const std::vector<int32_t> truth = greedy_truth(*model, gp, prompt);
 
@@ -243,15 +259,7 @@ TEST(adaptive_budget_verifies_the_draft_expected_to_yield_most) {
   ScriptedDrafter always_right(truth, prompt.size(), 1000, 0.001, int(sp.vocab));
   Drafter* order[] = {&half_right, &always_right};
   Session target(*model, {});
-  std::vector<int32_t> got;
-  const GenerationStats st = speculative_generate(
-      target, order, gp, prompt,
-      [&](int32_t t) {
-        got.push_back(t);
-        return true;
-      },
-      abort);
-  CHECK((std::vector<int32_t>(truth.begin(), truth.begin() + 96) == got));
+  const GenerationStats st = generate_checked(target, order, gp, prompt, truth, nullptr);
   CHECK(always_right.calls > 0);
   // First-proposer-wins would verify only half_right's drafts: at most 2 tokens a pass.
   const double per_pass = double(st.generated) / st.target_passes;
@@ -282,15 +290,7 @@ TEST(a_session_carries_what_speculation_learned_into_its_next_generation) {
   learned.largest_pass = kMaxPassTokens;
   learned.acceptance["scripted"] = 0.05;
   Session target(*model, {});
-  std::vector<int32_t> got;
-  const GenerationStats st = speculative_generate(
-      target, order, gp, prompt,
-      [&](int32_t t) {
-        got.push_back(t);
-        return true;
-      },
-      abort, &learned);
-  CHECK((std::vector<int32_t>(truth.begin(), truth.begin() + 48) == got));
+  const GenerationStats st = generate_checked(target, order, gp, prompt, truth, &learned);
   if (!(st.drafted <= 2 * (st.target_passes / 8 + 1))) {
     throw lftest::FailTest{"drafted " + std::to_string(st.drafted) + " tokens in " +
                            std::to_string(st.target_passes) + " passes"};
