@@ -827,8 +827,26 @@ TEST(cpu_elementwise_ops_equal_their_scalar_definitions) {
     kv->store(1, 4, 3, dev(k.data()), dev(v.data()));
     const auto& cpu_kv = static_cast<const CpuKvStorage&>(*kv);
     for (int i = 0; i < 3 * 88; ++i) {
-      if (cpu_kv.k(1, 4)[i] != f32_to_f16(k[i]) || cpu_kv.v(1, 4)[i] != f32_to_f16(v[i])) {
+      if (cpu_kv.key(1, 4 + i / 88, i % 88) != f32_to_f16(k[i]) ||
+          cpu_kv.v(1, 4)[i] != f32_to_f16(v[i])) {
         fail(isa, "KV store");
+      }
+    }
+    // Keys lie in blocks of positions (cpu_kv.h): a store and a move across a block's edge.
+    const KvLayout wide{2, 40, 2, 44};
+    auto kv2 = be.create_kv(wide);
+    kv2->store(1, kKeyBlock - 1, 3, dev(k.data()), dev(v.data()));
+    kv2->move(kKeyBlock, 2 * kKeyBlock + 3);
+    const auto& cpu_kv2 = static_cast<const CpuKvStorage&>(*kv2);
+    for (int c = 0; c < 88; ++c) {
+      for (int i = 0; i < 3; ++i) {
+        if (cpu_kv2.key(1, kKeyBlock - 1 + i, c) != f32_to_f16(k[i * 88 + c]))
+          fail(isa, "KV store across a key block");
+      }
+      if (cpu_kv2.key(1, 2 * kKeyBlock + 3, c) != f32_to_f16(k[88 + c]) ||
+          cpu_kv2.v(1, 2 * kKeyBlock + 3)[c] != f32_to_f16(v[88 + c]) ||
+          cpu_kv2.key(0, 2 * kKeyBlock + 3, c) != 0) {
+        fail(isa, "KV move across key blocks");
       }
     }
   }

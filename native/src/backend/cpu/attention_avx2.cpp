@@ -1,15 +1,17 @@
 // AVX2 attention for one task (a few query rows x the query heads of one KV head): the walk
 // every kernel shares (attend_blocks, attention_walk.h) over 256-bit pieces.
 //
-// Keys and values are f16 in the cache. Each block of 8 keys is converted once (keys_rows)
-// and every (row, head) pair's 8 scores come out of head_dim / 8 multiply-adds per key and
-// one horizontal sum of the 8 keys' lanes (sum8x8); each block of values is converted once
-// and added into every (row, head) output with its weights. As in the AVX-512 kernel:
+// Keys and values are f16 in the cache. Each block of 16 keys is converted once, as the cache
+// lays it out (dimension-major), and every (row, head) pair's 16 scores come out of two
+// multiply-adds per dimension (transposed_scores: the AVX-512 kernel's operations, lane for
+// lane; the position-major cache before had each key's lanes summed horizontally); each
+// block of values is converted once and added into every (row, head) output with its
+// weights. As in the AVX-512 kernel:
 //   - the softmax's exponentials eight at a time (exp8, exp_avx2.h; libm's expf one at a time
 //     was a fifth of attention on a Zen 3), in whole vectors (no masked stores);
 //   - the weighted values over blocks of 32 positions, two pairs sharing each value load.
 // Every (row, head) pair sees the same float operations whatever the task holds: scores over
-// dimensions in fixed lanes, outputs over positions in order up to the row's own limit, so a
+// dimensions in two fixed chains, outputs over positions in order up to the row's own limit, so a
 // batched pass gives the one-row results bit for bit.
 #include <immintrin.h>
 
@@ -26,69 +28,43 @@ namespace leapfrog::cpu::avx2 {
 
 namespace {
 
-constexpr int kScoreBlock = 8;  // positions per block of scores (one vector)
-constexpr int kBlock = 32;      // positions per block of weighted values
+constexpr int kScoreBlock = 16;  // positions per block of scores (two vectors)
+constexpr int kBlock = 32;       // positions per block of weighted values
 constexpr int kMaxHeadDim = 256;
-constexpr int kPairs = 4;       // (row, head) pairs per call of block_scores
+// (row, head) pairs per call of transposed_scores: 12 accumulators beside two vectors of keys
+// per chain (four pairs over one vector: 6-13 % slower, lf_attnbench, session 20).
+constexpr int kPairs = 3;
 constexpr int kValuePairs = 2;  // (row, head) pairs whose weighted values share each value load
 
-// Keys of positions [j0, j0 + n) (n <= 8; the rest zeros) converted from f16, position by
-// position: kr[i * hd + d]. Not transposed (as the AVX-512 kernel's are): with 256-bit
-// vectors the transposes cost more than the scores' horizontal sums (sum8x8) they save.
-void keys_rows(const AttentionTask& t, int j0, int n, float* kr) {
-  const int hd = t.head_dim;
-  for (int i = 0; i < kScoreBlock; ++i) {
-    float* row = kr + i * hd;
-    if (i < n) {
-      const uint16_t* k = t.k + (j0 + i) * t.kv_stride;
-      for (int c = 0; c < hd; c += 8) _mm256_store_ps(row + c, load_f16x8(k + c));
-    } else {
-      for (int c = 0; c < hd; c += 8) _mm256_store_ps(row + c, _mm256_setzero_ps());
-    }
-  }
-}
-
-// Lane i of the result: the sum of a[i]'s eight lanes (pairs, then fours, then the halves).
-inline __m256 sum8x8(const __m256 a[8]) {
-  const __m256 t0 = _mm256_hadd_ps(a[0], a[1]), t1 = _mm256_hadd_ps(a[2], a[3]);
-  const __m256 t2 = _mm256_hadd_ps(a[4], a[5]), t3 = _mm256_hadd_ps(a[6], a[7]);
-  const __m256 u0 = _mm256_hadd_ps(t0, t1), u1 = _mm256_hadd_ps(t2, t3);
-  return _mm256_add_ps(_mm256_permute2f128_ps(u0, u1, 0x20), _mm256_permute2f128_ps(u0, u1, 0x31));
-}
-
-// Scores of P pairs against one block of 8 keys (keys_rows): per key, eight lanes of
-// multiply-adds over the dimensions (lane l takes d = l mod 8), then the lanes summed.
-template <int P>
-inline void block_scores(const float* const* q, const float* kr, int hd, __m256 scale,
-                         float* const* out) {
-  for (int g = 0; g < P; ++g) {
-    __m256 acc[kScoreBlock];
-#pragma GCC unroll 8
-    for (int i = 0; i < kScoreBlock; ++i) acc[i] = _mm256_setzero_ps();
-    for (int c = 0; c < hd; c += 8) {
-      const __m256 qv = _mm256_loadu_ps(q[g] + c);
-#pragma GCC unroll 8
-      for (int i = 0; i < kScoreBlock; ++i) {
-        acc[i] = _mm256_fmadd_ps(qv, _mm256_load_ps(kr + i * hd + c), acc[i]);
-      }
-    }
-    _mm256_storeu_ps(out[g], _mm256_mul_ps(sum8x8(acc), scale));
-  }
-}
-
-// 256-bit vectors for add_weighted (attention_walk.h).
+// 256-bit vectors for transposed_scores and add_weighted (attention_walk.h).
 struct Vec8 {
   using Reg = __m256;
   static constexpr int kWidth = 8;
+  static Reg zero() { return _mm256_setzero_ps(); }
   static Reg load(const float* p) { return _mm256_loadu_ps(p); }
   static void store(float* p, Reg v) { _mm256_storeu_ps(p, v); }
   static Reg broadcast(const float* p) { return _mm256_broadcast_ss(p); }
   static Reg fmadd(Reg a, Reg b, Reg c) { return _mm256_fmadd_ps(a, b, c); }
+  static Reg add(Reg a, Reg b) { return _mm256_add_ps(a, b); }
+  static Reg mul(Reg a, Reg b) { return _mm256_mul_ps(a, b); }
 };
 
 // Lanes [0, k) set (k <= 8).
 inline __m256i first_lanes(int k) {
   return _mm256_cmpgt_epi32(_mm256_set1_epi32(k), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+
+// Keys of positions [j0, j0 + n) (n <= 16, j0 a multiple of 16; the rest zeros) as f32,
+// kt[d * 16 + i]: two conversions per dimension, the cache's block as it lies.
+void keys16(const AttentionTask& t, int j0, int n, float* kt) {
+  const uint16_t* kb = key_block(t, j0);
+  const __m256 live0 = _mm256_castsi256_ps(first_lanes(n)),
+               live1 = _mm256_castsi256_ps(first_lanes(n - 8));
+  for (int d = 0; d < t.head_dim; ++d) {
+    _mm256_store_ps(kt + d * kScoreBlock, _mm256_and_ps(live0, load_f16x8(kb + d * kKeyBlock)));
+    _mm256_store_ps(kt + d * kScoreBlock + 8,
+                    _mm256_and_ps(live1, load_f16x8(kb + d * kKeyBlock + 8)));
+  }
 }
 
 inline float hmax(__m256 v) {
@@ -144,11 +120,11 @@ struct Avx2Pieces {
   static constexpr int kScoreBlock = avx2::kScoreBlock, kPairs = avx2::kPairs,
                        kBlock = avx2::kBlock, kValuePairs = avx2::kValuePairs,
                        kMaxHeadDim = avx2::kMaxHeadDim;
-  static void keys(const AttentionTask& t, int j0, int n, float* kt) { keys_rows(t, j0, n, kt); }
+  static void keys(const AttentionTask& t, int j0, int n, float* kt) { keys16(t, j0, n, kt); }
   template <int P>
   static void scores(const float* const* q, const float* kt, int hd, float scale,
                      float* const* out) {
-    block_scores<P>(q, kt, hd, _mm256_set1_ps(scale), out);
+    transposed_scores<Vec8, P, 2>(q, kt, hd, scale, out);
   }
   static void softmax(float* s, int lim, const uint8_t* mask) { softmax_row(s, lim, mask); }
   static void round_query(const float* q, float* qf, int hd) { round_query_f16c(q, qf, hd); }

@@ -1,7 +1,8 @@
 // AVX-512 attention for one task (a few query rows x the query heads of one KV head): the
 // walk every kernel shares (attend_blocks, attention_walk.h) over 512-bit pieces:
-//   - scores of 16 positions for up to eight (row, head) pairs per transposed key vector
-//     loaded from L1, the query's element broadcast from memory into the multiply-add;
+//   - scores of 16 positions for up to eight (row, head) pairs per key vector loaded from L1
+//     (the cache's keys converted as they lie, dimension-major), the query's element
+//     broadcast from memory into the multiply-add;
 //   - the softmax's exponentials sixteen at a time (exp16, within 2 ulp of expf);
 //   - the weighted values in 512-bit vectors, four pairs sharing each value load, over blocks
 //     of 32 positions (an output's accumulators are loaded and stored once per block; blocks
@@ -33,55 +34,29 @@ constexpr int kPairs = 8;  // (row, head) pairs whose scores share each key load
 // 4 — add_weighted, attention_walk.h.)
 constexpr int kValuePairs = 4;
 
-// Keys of positions [j0, j0 + n) (n <= 16; the rest read as zeros) as kt[d * 16 + i]: two
-// 8 x 8 transposes per 8 dimensions.
-void keys_transposed16(const AttentionTask& t, int j0, int n, float* kt) {
-  for (int c = 0; c < t.head_dim; c += 8) {
-    for (int half = 0; half < 2; ++half) {
-      __m256 r[8];
-      for (int i = 0; i < 8; ++i) {
-        const int pos = 8 * half + i;
-        r[i] = pos < n ? load_f16x8(t.k + (j0 + pos) * t.kv_stride + c) : _mm256_setzero_ps();
-      }
-      transpose8(r);
-      for (int i = 0; i < 8; ++i) _mm256_store_ps(kt + (c + i) * kScoreBlock + 8 * half, r[i]);
-    }
-  }
-}
-
-// Scores of P pairs against one block of 16 transposed keys: two chains per pair over the
-// dimensions (even and odd d), summed at the end — per score lane the operations of the
-// 8-position blocks, so the results do not depend on the block size.
-template <int P>
-inline void block_scores(const float* const* q, const float* kt, int hd, __m512 scale,
-                         float* const* out) {
-  __m512 acc[P][2];
-#pragma GCC unroll 8
-  for (int g = 0; g < P; ++g) acc[g][0] = acc[g][1] = _mm512_setzero_ps();
-  for (int d = 0; d < hd; d += 2) {
-    const __m512 k0 = _mm512_load_ps(kt + d * kScoreBlock),
-                 k1 = _mm512_load_ps(kt + (d + 1) * kScoreBlock);
-#pragma GCC unroll 8
-    for (int g = 0; g < P; ++g) {
-      acc[g][0] = _mm512_fmadd_ps(_mm512_set1_ps(q[g][d]), k0, acc[g][0]);
-      acc[g][1] = _mm512_fmadd_ps(_mm512_set1_ps(q[g][d + 1]), k1, acc[g][1]);
-    }
-  }
-#pragma GCC unroll 8
-  for (int g = 0; g < P; ++g) {
-    _mm512_storeu_ps(out[g], _mm512_mul_ps(_mm512_add_ps(acc[g][0], acc[g][1]), scale));
-  }
-}
-
-// 512-bit vectors for add_weighted (attention_walk.h).
+// 512-bit vectors for transposed_scores and add_weighted (attention_walk.h).
 struct Vec16 {
   using Reg = __m512;
   static constexpr int kWidth = 16;
+  static Reg zero() { return _mm512_setzero_ps(); }
   static Reg load(const float* p) { return _mm512_loadu_ps(p); }
   static void store(float* p, Reg v) { _mm512_storeu_ps(p, v); }
   static Reg broadcast(const float* p) { return _mm512_set1_ps(*p); }
   static Reg fmadd(Reg a, Reg b, Reg c) { return _mm512_fmadd_ps(a, b, c); }
+  static Reg add(Reg a, Reg b) { return _mm512_add_ps(a, b); }
+  static Reg mul(Reg a, Reg b) { return _mm512_mul_ps(a, b); }
 };
+
+// Keys of positions [j0, j0 + n) (n <= 16, j0 a multiple of 16; the rest zeros) as f32,
+// kt[d * 16 + i]: one conversion per dimension, the cache's block as it lies.
+void keys16(const AttentionTask& t, int j0, int n, float* kt) {
+  const uint16_t* kb = key_block(t, j0);
+  const __mmask16 live = n >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << n) - 1);
+  for (int d = 0; d < t.head_dim; ++d) {
+    const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(kb + d * kKeyBlock));
+    _mm512_store_ps(kt + d * kScoreBlock, _mm512_maskz_mov_ps(live, _mm512_cvtph_ps(h)));
+  }
+}
 
 // Softmax over s[0, lim) in place (masked positions become 0); false when nothing is
 // visible (then s holds zeros).
@@ -135,13 +110,11 @@ struct Avx512Pieces {
   static constexpr int kScoreBlock = leapfrog::cpu::kScoreBlock, kPairs = leapfrog::cpu::kPairs,
                        kBlock = leapfrog::cpu::kBlock, kValuePairs = leapfrog::cpu::kValuePairs,
                        kMaxHeadDim = leapfrog::cpu::kMaxHeadDim;
-  static void keys(const AttentionTask& t, int j0, int n, float* kt) {
-    keys_transposed16(t, j0, n, kt);
-  }
+  static void keys(const AttentionTask& t, int j0, int n, float* kt) { keys16(t, j0, n, kt); }
   template <int P>
   static void scores(const float* const* q, const float* kt, int hd, float scale,
                      float* const* out) {
-    block_scores<P>(q, kt, hd, _mm512_set1_ps(scale), out);
+    transposed_scores<Vec16, P>(q, kt, hd, scale, out);
   }
   static void softmax(float* s, int lim, const uint8_t* mask) { softmax_row(s, lim, mask); }
   static void round_query(const float* q, float* qf, int hd) { round_query_f16c(q, qf, hd); }

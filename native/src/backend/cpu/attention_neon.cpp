@@ -1,10 +1,10 @@
 // arm64 NEON attention for one task (a few query rows x the query heads of one KV head): the
-// walk every kernel shares (attend_blocks, attention_walk.h) over 128-bit pieces, laid out as
-// the AVX2 kernel's. Without it, arm64 took the backend's generic loop, one (row, head) at a
-// time, which converts every cached key and value from f16 once per pair: a 16-token pass of
-// a model with 7 query heads per KV head converted the cache 112 times per layer, here once.
-//   - keys as rows (keys_rows), four positions per block, and each pair's 4 scores from
-//     per-key lanes over the dimensions and one horizontal sum (sum4x4);
+// walk every kernel shares (attend_blocks, attention_walk.h) over 128-bit pieces. Without it, arm64
+// took the backend's generic loop, one (row, head) at a time, which converts every cached key and
+// value from f16 once per pair: a 16-token pass of a model with 7 query heads per KV head converted
+// the cache 112 times per layer, here once.
+//   - keys as the cache lays them out (dimension-major), four positions per block, and each
+//     pair's 4 scores from one multiply-add per dimension (transposed_scores);
 //   - the softmax's exponentials four at a time (exp4: exp_avx2.h's method);
 //   - the weighted values over blocks of 32 positions, two pairs sharing each value load
 //     (add_weighted).
@@ -30,8 +30,7 @@ constexpr int kMaxHeadDim = 256;
 constexpr int kPairs = 4;       // (row, head) pairs whose scores share each key load
 constexpr int kValuePairs = 2;  // (row, head) pairs whose weighted values share each value load
 
-// Rows [j0, j0 + n) of a head's f16 cache (row j at p + j * stride) as f32 rows of hd: the
-// values, and the keys of a score block.
+// Rows [j0, j0 + n) of a head's f16 values (row j at p + j * stride) as f32 rows of hd.
 void rows_f32(const uint16_t* p, size_t stride, int j0, int n, int hd, float* dst) {
   for (int i = 0; i < n; ++i) {
     for (int d = 0; d < hd; d += 8) {
@@ -42,36 +41,30 @@ void rows_f32(const uint16_t* p, size_t stride, int j0, int n, int hd, float* ds
   }
 }
 
-// Keys of positions [j0, j0 + n) (n <= 4; the rest zeros) converted from f16, position by
-// position: kr[i * hd + d].
-void keys_rows(const AttentionTask& t, int j0, int n, float* kr) {
-  rows_f32(t.k, t.kv_stride, j0, n, t.head_dim, kr);
-  std::fill(kr + n * t.head_dim, kr + kScoreBlock * t.head_dim, 0.0f);
-}
+// 128-bit vectors for transposed_scores and add_weighted (attention_walk.h).
+struct Vec4 {
+  using Reg = float32x4_t;
+  static constexpr int kWidth = 4;
+  static Reg zero() { return vdupq_n_f32(0.0f); }
+  static Reg load(const float* p) { return vld1q_f32(p); }
+  static void store(float* p, Reg v) { vst1q_f32(p, v); }
+  static Reg broadcast(const float* p) { return vld1q_dup_f32(p); }
+  static Reg fmadd(Reg a, Reg b, Reg c) { return vfmaq_f32(c, a, b); }
+  static Reg add(Reg a, Reg b) { return vaddq_f32(a, b); }
+  static Reg mul(Reg a, Reg b) { return vmulq_f32(a, b); }
+};
 
-// Lane i of the result: the sum of a[i]'s four lanes (pairs, then the pairs' sums).
-inline float32x4_t sum4x4(const float32x4_t a[4]) {
-  return vpaddq_f32(vpaddq_f32(a[0], a[1]), vpaddq_f32(a[2], a[3]));
-}
-
-// Scores of P pairs against one block of 4 keys (keys_rows): per key, four lanes of
-// multiply-adds over the dimensions (lane l takes d = l mod 4), then the lanes summed.
-template <int P>
-inline void block_scores(const float* const* q, const float* kr, int hd, float scale,
-                         float* const* out) {
-  float32x4_t acc[P][kScoreBlock];
-  for (int g = 0; g < P; ++g) {
-    for (int i = 0; i < kScoreBlock; ++i) acc[g][i] = vdupq_n_f32(0.0f);
+// Keys of positions [j0, j0 + n) (n <= 4, j0 a multiple of 4; the rest zeros) as f32,
+// kt[d * 4 + i]: one conversion per dimension, a quarter of the cache's block as it lies.
+void keys4(const AttentionTask& t, int j0, int n, float* kt) {
+  const uint16_t* kb = key_block(t, j0);
+  const uint32x4_t lane = {0, 1, 2, 3};
+  const uint32x4_t live = vcltq_u32(lane, vdupq_n_u32(static_cast<uint32_t>(n)));
+  for (int d = 0; d < t.head_dim; ++d) {
+    const float32x4_t k = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(kb + d * kKeyBlock)));
+    vst1q_f32(kt + d * kScoreBlock,
+              vreinterpretq_f32_u32(vandq_u32(live, vreinterpretq_u32_f32(k))));
   }
-  for (int c = 0; c < hd; c += 4) {
-    float32x4_t kv[kScoreBlock];
-    for (int i = 0; i < kScoreBlock; ++i) kv[i] = vld1q_f32(kr + i * hd + c);
-    for (int g = 0; g < P; ++g) {
-      const float32x4_t qv = vld1q_f32(q[g] + c);
-      for (int i = 0; i < kScoreBlock; ++i) acc[g][i] = vfmaq_f32(acc[g][i], qv, kv[i]);
-    }
-  }
-  for (int g = 0; g < P; ++g) vst1q_f32(out[g], vmulq_n_f32(sum4x4(acc[g]), scale));
 }
 
 // e^x for 4 floats, exp8's method (exp_avx2.h): 2^n * e^r with n = round(x / ln 2) and r = x -
@@ -134,25 +127,16 @@ bool softmax_row(float* s, int lim, const uint8_t* mask) {
 }
 
 // 128-bit vectors for add_weighted (attention_walk.h).
-struct Vec4 {
-  using Reg = float32x4_t;
-  static constexpr int kWidth = 4;
-  static Reg load(const float* p) { return vld1q_f32(p); }
-  static void store(float* p, Reg v) { vst1q_f32(p, v); }
-  static Reg broadcast(const float* p) { return vld1q_dup_f32(p); }
-  static Reg fmadd(Reg a, Reg b, Reg c) { return vfmaq_f32(c, a, b); }
-};
-
 // The vector width's pieces of attend_blocks (attention_walk.h).
 struct NeonPieces {
   static constexpr int kScoreBlock = leapfrog::cpu::kScoreBlock, kPairs = leapfrog::cpu::kPairs,
                        kBlock = leapfrog::cpu::kBlock, kValuePairs = leapfrog::cpu::kValuePairs,
                        kMaxHeadDim = leapfrog::cpu::kMaxHeadDim;
-  static void keys(const AttentionTask& t, int j0, int n, float* kt) { keys_rows(t, j0, n, kt); }
+  static void keys(const AttentionTask& t, int j0, int n, float* kt) { keys4(t, j0, n, kt); }
   template <int P>
   static void scores(const float* const* q, const float* kt, int hd, float scale,
                      float* const* out) {
-    block_scores<P>(q, kt, hd, scale, out);
+    transposed_scores<Vec4, P>(q, kt, hd, scale, out);
   }
   static void softmax(float* s, int lim, const uint8_t* mask) { softmax_row(s, lim, mask); }
   // Rounded to f16 and back by fcvtn (nearest even, FPCR's default mode), as F16C does.

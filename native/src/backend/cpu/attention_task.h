@@ -8,10 +8,18 @@
 
 namespace leapfrog::cpu {
 
+// Keys are cached in blocks of kKeyBlock positions, dimension-major inside a block (position
+// j's dimension d at block j / kKeyBlock, d * kKeyBlock + j % kKeyBlock): the scores' vectors
+// hold positions, so a block's keys are read as they lie, where a position-major cache had
+// every kernel transpose (or horizontally sum) each block — with a query head or two per KV
+// head, as decoding has, that was most of attention's time (lf_attnbench, session 20).
+constexpr int kKeyBlock = 16;
+
 struct AttentionTask {
-  const uint16_t* k;  // position 0's key for this KV head; position j at k + j * kv_stride
-  const uint16_t* v;  // likewise for values
-  size_t kv_stride;   // elements from one position to the next
+  const uint16_t* k;      // this KV head's dimension 0 of the first key block
+  size_t k_block_stride;  // elements from one key block to the next
+  const uint16_t* v;      // position 0's value for this KV head; position j at v + j * kv_stride
+  size_t kv_stride;       // elements from one value to the next
   int head_dim;
   int heads;  // query heads sharing this KV head
   int rows;   // query rows
@@ -32,8 +40,14 @@ struct AttentionTask {
 // Internal linkage: included by files built for different instruction sets.
 namespace {
 
+// Dimension 0 of the keys of positions [j0, j0 + kKeyBlock - j0 % kKeyBlock); dimension d of
+// position j0 + i at key_block(t, j0) + d * kKeyBlock + i.
+inline const uint16_t* key_block(const AttentionTask& t, int j0) {
+  return t.k + size_t(j0 / kKeyBlock) * t.k_block_stride + j0 % kKeyBlock;
+}
+
 // Positions any row of the task may see, rounded up to whole blocks of 16 (the kernels'
-// score blocks are 8 or 16 positions).
+// score blocks are 4, 8 or 16 positions).
 inline int attention_padded_span(const AttentionTask& t) {
   int span = 0;
   for (int r = 0; r < t.rows; ++r) span = span > t.limit[r] ? span : t.limit[r];

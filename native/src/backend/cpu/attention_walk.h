@@ -14,6 +14,49 @@ namespace leapfrog::cpu {
 
 namespace {
 
+// Scores of P (row, head) pairs against NB * V::kWidth positions whose keys lie
+// dimension-major (dimension d of position i at kt[d * NB * V::kWidth + i], as the cache keeps
+// them: cpu_kv.h): per position two chains of multiply-adds over the dimensions, even d and
+// odd d, then their sum times the scale. A score lane's operations depend neither on the pairs
+// beside it nor on the vector width, so every instruction set gives the same scores. V
+// supplies Reg, kWidth, zero, load, store, broadcast, fmadd, add and mul.
+template <class V, int P, int NB = 1>
+inline void transposed_scores(const float* const* q, const float* kt, int hd, float scale,
+                              float* const* out) {
+  constexpr int kRow = NB * V::kWidth;
+  typename V::Reg acc[P][NB][2];
+#pragma GCC unroll 8
+  for (int g = 0; g < P; ++g) {
+#pragma GCC unroll 4
+    for (int b = 0; b < NB; ++b) acc[g][b][0] = acc[g][b][1] = V::zero();
+  }
+  for (int d = 0; d < hd; d += 2) {
+    typename V::Reg k0[NB], k1[NB];
+#pragma GCC unroll 4
+    for (int b = 0; b < NB; ++b) {
+      k0[b] = V::load(kt + d * kRow + b * V::kWidth);
+      k1[b] = V::load(kt + (d + 1) * kRow + b * V::kWidth);
+    }
+#pragma GCC unroll 8
+    for (int g = 0; g < P; ++g) {
+      const typename V::Reg q0 = V::broadcast(q[g] + d), q1 = V::broadcast(q[g] + d + 1);
+#pragma GCC unroll 4
+      for (int b = 0; b < NB; ++b) {
+        acc[g][b][0] = V::fmadd(q0, k0[b], acc[g][b][0]);
+        acc[g][b][1] = V::fmadd(q1, k1[b], acc[g][b][1]);
+      }
+    }
+  }
+  const typename V::Reg s = V::broadcast(&scale);
+#pragma GCC unroll 8
+  for (int g = 0; g < P; ++g) {
+#pragma GCC unroll 4
+    for (int b = 0; b < NB; ++b) {
+      V::store(out[g] + b * V::kWidth, V::mul(V::add(acc[g][b][0], acc[g][b][1]), s));
+    }
+  }
+}
+
 // out[g][0, V::kWidth NV) += sum over i < m[g] of w[g][i] * v[i * stride + (0, V::kWidth NV)],
 // in order of i, for P pairs sharing the value loads. The positions every pair has run with
 // no test, each pair's remaining ones after, alone and in order: its sequence of operations
@@ -87,26 +130,29 @@ inline void add_values_in_chunks(int np, const float* const* w, const int* m, co
 // value load, each row up to its own limit. K (one per vector width) supplies:
 //   round_query(q, qf, hd)                  a query rounded to f16 and back, into qf
 //   values(t, j0, n, vf)                    values of positions [j0, j0 + n) as f32 rows of hd
-//   keys(t, j0, n, kt)                      keys of positions [j0, j0 + n) into kt, laid out
-//                                           as that width's scores read them
-//   scores<P>(q, kt, hd, scale, out)        P pairs' scores against one transposed block
+//   keys(t, j0, n, kt)                      keys of positions [j0, j0 + n) as f32 into kt,
+//                                           dimension-major (transposed_scores); the rest of
+//                                           the block zeros
+//   scores<P>(q, kt, hd, scale, out)        P pairs' scores against that block
 //   softmax(s, lim, mask)                   in place over s[0, lim)
 //   add_values(np, w, m, vf, hd, out)       np pairs' weighted values over every dimension
 // Every (row, head) pair sees the same float operations whatever the task holds, so a batched
 // pass gives the one-row results bit for bit.
 template <class K>
 void attend_blocks(const AttentionTask& t) {
-  const int hd = t.head_dim, pairs = t.rows * t.heads;
+  const int hd = t.head_dim, heads = t.heads, pairs = t.rows * heads;
   int span = 0;  // positions any row may see
   for (int r = 0; r < t.rows; ++r) span = std::max(span, t.limit[r]);
   const int padded = attention_padded_span(t);
-  float* qf = t.scratch;                      // pairs x hd
+  float* qf = t.scratch;                      // pairs x hd, pair g = row * heads + head
   float* p = t.scratch + size_t(pairs) * hd;  // pairs x padded
-  const auto row_of = [&](int g) { return g / t.heads; };
-  const auto out_of = [&](int g) { return t.out + row_of(g) * t.q_stride + (g % t.heads) * hd; };
-  // Queries rounded to f16 to meet the f16 keys, as llama.cpp's f16 cache does.
-  for (int g = 0; g < pairs; ++g) {
-    K::round_query(t.q + row_of(g) * t.q_stride + (g % t.heads) * hd, qf + g * hd, hd);
+  // The walks below go row by row, then head by head (finding a pair's row by division cost
+  // an integer divide per pair and block: 1-3 % of a 16-row task, lf_attnbench, session 20).
+  for (int r = 0; r < t.rows; ++r) {
+    // Queries rounded to f16 to meet the f16 keys, as llama.cpp's f16 cache does.
+    for (int h = 0; h < heads; ++h) {
+      K::round_query(t.q + r * t.q_stride + h * hd, qf + size_t(r * heads + h) * hd, hd);
+    }
   }
 
   // Scores.
@@ -123,21 +169,25 @@ void attend_blocks(const AttentionTask& t) {
       }
       np = 0;
     };
-    for (int g = 0; g < pairs; ++g) {
-      if (j0 >= t.limit[row_of(g)]) continue;
-      q[np] = qf + g * hd;
-      out[np] = p + size_t(g) * padded + j0;
-      if (++np == K::kPairs) flush();
+    for (int r = 0; r < t.rows; ++r) {
+      if (j0 >= t.limit[r]) continue;
+      for (int g = r * heads; g < (r + 1) * heads; ++g) {
+        q[np] = qf + size_t(g) * hd;
+        out[np] = p + size_t(g) * padded + j0;
+        if (++np == K::kPairs) flush();
+      }
     }
     flush();
   }
 
   // Softmax per (row, head) over its visible positions; weights in p.
-  for (int g = 0; g < pairs; ++g) {
-    const int r = row_of(g);
-    float* o = out_of(g);
-    std::fill(o, o + hd, 0.0f);
-    K::softmax(p + size_t(g) * padded, t.limit[r], t.mask ? t.mask + r * t.mask_stride : nullptr);
+  for (int r = 0; r < t.rows; ++r) {
+    for (int h = 0; h < heads; ++h) {
+      float* o = t.out + r * t.q_stride + h * hd;
+      std::fill(o, o + hd, 0.0f);
+      K::softmax(p + size_t(r * heads + h) * padded, t.limit[r],
+                 t.mask ? t.mask + r * t.mask_stride : nullptr);
+    }
   }
 
   // Weighted values.
@@ -145,21 +195,24 @@ void attend_blocks(const AttentionTask& t) {
   for (int j0 = 0; j0 < span; j0 += K::kBlock) {
     const int n = std::min(K::kBlock, span - j0);
     K::values(t, j0, n, vf);
-    int g = 0;
-    while (g < pairs) {
-      const float* w[K::kValuePairs];
-      float* out[K::kValuePairs];
-      int m[K::kValuePairs], np = 0;
-      for (; g < pairs && np < K::kValuePairs; ++g) {
-        const int mm = std::min(n, t.limit[row_of(g)] - j0);
-        if (mm <= 0) continue;
-        w[np] = p + size_t(g) * padded + j0;
-        out[np] = out_of(g);
-        m[np++] = mm;
+    const float* w[K::kValuePairs];
+    float* out[K::kValuePairs];
+    int m[K::kValuePairs], np = 0;
+    const auto flush = [&] {
+      if (np > 0) K::add_values(np, w, m, vf, hd, out);
+      np = 0;
+    };
+    for (int r = 0; r < t.rows; ++r) {
+      const int mm = std::min(n, t.limit[r] - j0);
+      if (mm <= 0) continue;
+      for (int h = 0; h < heads; ++h) {
+        w[np] = p + size_t(r * heads + h) * padded + j0;
+        out[np] = t.out + r * t.q_stride + h * hd;
+        m[np] = mm;
+        if (++np == K::kValuePairs) flush();
       }
-      if (np == 0) break;
-      K::add_values(np, w, m, vf, hd, out);
     }
+    flush();
   }
 }
 

@@ -1,5 +1,5 @@
 // Pieces both x86 attention kernels use (attention_avx2.cpp, attention_avx512.cpp): f16
-// loads, an 8 x 8 transpose (the AVX-512 kernel's keys), and the f16 steps of the walk both run
+// loads and the f16 steps of the walk both run
 // (attend_blocks, attention_walk.h).
 // Include only from files built with AVX2 or more; internal linkage, as each instruction set's file
 // needs its own copy (see packed_blocks.h).
@@ -16,25 +16,6 @@
 namespace leapfrog::cpu {
 
 namespace {
-
-// Transposes 8 vectors of 8 floats (r[i] = row i) in place: r[i] becomes column i.
-inline void transpose8(__m256 r[8]) {
-  __m256 t[8], u[8];
-  for (int i = 0; i < 8; i += 2) {
-    t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
-    t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
-  }
-  for (int i = 0; i < 8; i += 4) {
-    u[i] = _mm256_shuffle_ps(t[i], t[i + 2], 0x44);
-    u[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], 0xEE);
-    u[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0x44);
-    u[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0xEE);
-  }
-  for (int i = 0; i < 4; ++i) {
-    r[i] = _mm256_permute2f128_ps(u[i], u[i + 4], 0x20);
-    r[i + 4] = _mm256_permute2f128_ps(u[i], u[i + 4], 0x31);
-  }
-}
 
 inline __m256 load_f16x8(const uint16_t* p) {
   return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));

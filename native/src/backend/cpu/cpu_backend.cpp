@@ -669,7 +669,8 @@ void CpuBackend::attention(KvStorage& kv_base, const AttentionArgs& args) {
     pool_.run_sized(row_blocks * L.n_kv_heads, work, [&](int task, int) {
       const int kvh = task % L.n_kv_heads, r0 = task / L.n_kv_heads * kRowsPerTask;
       cpu::AttentionTask t;
-      t.k = kv.k(a.layer, 0) + kvh * hd;
+      t.k = kv.keys(a.layer) + size_t(kvh) * hd * cpu::kKeyBlock;
+      t.k_block_stride = kv.key_block_stride();
       t.v = kv.v(a.layer, 0) + kvh * hd;
       t.kv_stride = L.kv_dim();
       t.head_dim = hd;
@@ -697,7 +698,7 @@ void CpuBackend::attention(KvStorage& kv_base, const AttentionArgs& args) {
     scratch.resize(a.kv_len + hd);
     float* scores = scratch.data();
     // The query is rounded to f16 to meet the f16 keys, as llama.cpp's f16 cache does.
-    uint16_t q16[1024];
+    uint16_t q16[1024], key16[1024];  // the query; one key gathered from its block
     to_f16(a.q + static_cast<size_t>(i) * q_dim + h * hd, q16, hd);
     const uint8_t* mask = a.mask ? a.mask + static_cast<size_t>(i) * a.kv_len : nullptr;
     const int limit = mask ? a.kv_len : std::min(a.kv_len, a.q_pos[i] + 1);
@@ -711,7 +712,8 @@ void CpuBackend::attention(KvStorage& kv_base, const AttentionArgs& args) {
         scores[j] = -INFINITY;
         continue;
       }
-      scores[j] = dot16(kv.k(a.layer, j) + kvh * hd, q16, hd) * a.scale;
+      for (int d = 0; d < hd; ++d) key16[d] = kv.key(a.layer, j, kvh * hd + d);
+      scores[j] = dot16(key16, q16, hd) * a.scale;
       if (cap > 0) scores[j] = std::tanh(scores[j] * inv_cap) * cap;  // as ggml: scale, tanh, scale
       mx = std::max(mx, scores[j]);
     }

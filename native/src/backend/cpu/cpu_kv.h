@@ -1,9 +1,12 @@
-// KV storage in host memory, f16, laid out [layer][position][kv_dim] for K and for V so a
-// position's keys for all heads are contiguous (one write per token, streaming reads).
+// KV storage in host memory, f16. Values are laid out [layer][position][kv_dim] (a position's
+// values for all heads contiguous: the weighted sum reads them position by position); keys
+// [layer][block of kKeyBlock positions][kv_dim][position in the block], as the attention
+// kernels' scores read them (attention_task.h).
 #pragma once
 #include <vector>
 
 #include "backend/backend.h"
+#include "backend/cpu/attention_task.h"
 #include "backend/cpu/kernels.h"
 
 namespace leapfrog::cpu {
@@ -19,12 +22,26 @@ class CpuKvStorage final : public KvStorage {
              DevicePtr<const float> v) override;
   void move(int from, int to) override;
 
-  const uint16_t* k(int layer, int pos) const { return k_.data() + offset(layer, pos); }
+  // The keys of `layer`: dimension c (of all heads) of position j at
+  // keys(layer) + (j / kKeyBlock) * key_block_stride() + c * kKeyBlock + j % kKeyBlock.
+  const uint16_t* keys(int layer) const { return k_.data() + layer * layer_keys(); }
+  size_t key_block_stride() const { return size_t(kKeyBlock) * layout_.kv_dim(); }
+  // Dimension c of position pos's key.
+  uint16_t key(int layer, int pos, int c) const {
+    return keys(layer)[pos / kKeyBlock * key_block_stride() + c * kKeyBlock + pos % kKeyBlock];
+  }
   const uint16_t* v(int layer, int pos) const { return v_.data() + offset(layer, pos); }
 
  private:
   size_t offset(int layer, int pos) const {
     return (static_cast<size_t>(layer) * layout_.n_ctx + pos) * layout_.kv_dim();
+  }
+  size_t layer_keys() const {
+    return size_t(layout_.n_ctx + kKeyBlock - 1) / kKeyBlock * key_block_stride();
+  }
+  uint16_t* key_slot(int layer, int pos) {
+    return k_.data() + layer * layer_keys() + pos / kKeyBlock * key_block_stride() +
+           pos % kKeyBlock;
   }
   KvLayout layout_;
   QuantizeFn to_f16_;
