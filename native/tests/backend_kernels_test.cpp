@@ -828,7 +828,7 @@ TEST(cpu_elementwise_ops_equal_their_scalar_definitions) {
     const auto& cpu_kv = static_cast<const CpuKvStorage&>(*kv);
     for (int i = 0; i < 3 * 88; ++i) {
       if (cpu_kv.key(1, 4 + i / 88, i % 88) != f32_to_f16(k[i]) ||
-          cpu_kv.v(1, 4)[i] != f32_to_f16(v[i])) {
+          cpu_kv.value(1, 4 + i / 88, i % 88) != f32_to_f16(v[i])) {
         fail(isa, "KV store");
       }
     }
@@ -844,7 +844,7 @@ TEST(cpu_elementwise_ops_equal_their_scalar_definitions) {
           fail(isa, "KV store across a key block");
       }
       if (cpu_kv2.key(1, 2 * kKeyBlock + 3, c) != f32_to_f16(k[88 + c]) ||
-          cpu_kv2.v(1, 2 * kKeyBlock + 3)[c] != f32_to_f16(v[88 + c]) ||
+          cpu_kv2.value(1, 2 * kKeyBlock + 3, c) != f32_to_f16(v[88 + c]) ||
           cpu_kv2.key(0, 2 * kKeyBlock + 3, c) != 0) {
         fail(isa, "KV move across key blocks");
       }

@@ -3,12 +3,12 @@
 // thread, as the backend hands it to a worker. Reports the median milliseconds per task and
 // the float rate (scores and weighted values: 4 * R * G * head_dim * C flops), so the kernel
 // can be compared with the fp32 roof (lf_roofline) without the rest of a pass around it.
-//   lf_attnbench [--rows 1,16,32] [--heads 7] [--head-dim 64] [--ctx 1024] [--kv-heads 2]
+//   lf_attnbench [--rows 1,16,32] [--heads 7] [--head-dim 64] [--ctx 1024]
 //                [--reps 200] [--isa scalar|avx2|avxvnni|avx512|neon...] [--flush-mib M]
 // --flush-mib reads M MiB of other memory before each timed call, as a pass's matrix products
 // do between two layers' attention: the cache and the scratch then come from memory.
-// Defaults: the 0.5B shape's task in a 16-row pass on 2 threads (7 heads per KV head, 2 KV
-// heads interleaved in the cache as the backend stores them).
+// Defaults: the 0.5B shape's task (7 query heads per KV head); one KV head's keys and values
+// laid out as the backend's cache keeps them (cpu_kv.h).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -43,7 +43,7 @@ double median(std::vector<double> v) {
 
 int main(int argc, char** argv) {
   std::vector<int> rows_list{1, 16, 32};
-  int heads = 7, hd = 64, ctx = 1024, kv_heads = 2, reps = 200, flush_mib = 0;
+  int heads = 7, hd = 64, ctx = 1024, reps = 200, flush_mib = 0;
   Isa isa = detect_isa();
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string a = argv[i], v = argv[i + 1];
@@ -55,10 +55,10 @@ int main(int argc, char** argv) {
       hd = std::stoi(v);
     else if (a == "--ctx")
       ctx = std::stoi(v);
-    else if (a == "--kv-heads")
-      kv_heads = std::stoi(v);
     else if (a == "--reps")
       reps = std::stoi(v);
+    else if (a == "--flush-mib")
+      flush_mib = std::stoi(v);
     else if (a == "--isa") {
       bool found = false;
       for (Isa cand : runnable_isas()) {
@@ -80,10 +80,10 @@ int main(int argc, char** argv) {
   }
   std::mt19937 rng(7);
   std::normal_distribution<float> normal(0.0f, 1.0f);
-  const size_t kv_stride = size_t(kv_heads) * hd;
-  // Keys in the cache's blocks of kKeyBlock positions (attention_task.h), values by position.
-  std::vector<uint16_t> kc(size_t(ctx + kKeyBlock - 1) / kKeyBlock * kKeyBlock * kv_stride),
-      vc(size_t(ctx) * kv_stride);
+  // Keys in blocks of kKeyBlock positions, dimension-major (attention_task.h); values by
+  // position.
+  std::vector<uint16_t> kc(size_t(ctx + kKeyBlock - 1) / kKeyBlock * kKeyBlock * hd),
+      vc(size_t(ctx) * hd);
   for (auto& x : kc) x = format::f32_to_f16(normal(rng));
   for (auto& x : vc) x = format::f32_to_f16(normal(rng));
 
@@ -101,9 +101,9 @@ int main(int argc, char** argv) {
     for (int r = 0; r < rows; ++r) limit[r] = ctx - rows + r + 1;
     AttentionTask t{};
     t.k = kc.data();
-    t.k_block_stride = size_t(kKeyBlock) * kv_stride;
+    t.k_block_stride = size_t(kKeyBlock) * hd;
     t.v = vc.data();
-    t.kv_stride = kv_stride;
+    t.kv_stride = hd;
     t.head_dim = hd;
     t.heads = heads;
     t.rows = rows;

@@ -669,10 +669,10 @@ void CpuBackend::attention(KvStorage& kv_base, const AttentionArgs& args) {
     pool_.run_sized(row_blocks * L.n_kv_heads, work, [&](int task, int) {
       const int kvh = task % L.n_kv_heads, r0 = task / L.n_kv_heads * kRowsPerTask;
       cpu::AttentionTask t;
-      t.k = kv.keys(a.layer) + size_t(kvh) * hd * cpu::kKeyBlock;
+      t.k = kv.keys(a.layer, kvh);
       t.k_block_stride = kv.key_block_stride();
-      t.v = kv.v(a.layer, 0) + kvh * hd;
-      t.kv_stride = L.kv_dim();
+      t.v = kv.values(a.layer, kvh);
+      t.kv_stride = hd;
       t.head_dim = hd;
       t.heads = group;
       t.rows = std::min(kRowsPerTask, a.n - r0);
@@ -727,7 +727,7 @@ void CpuBackend::attention(KvStorage& kv_base, const AttentionArgs& args) {
     }
     const float inv = static_cast<float>(1.0 / sum);
     for (int j = first; j < limit; ++j) {
-      if (scores[j] != 0) k_->axpy_f16(scores[j] * inv, kv.v(a.layer, j) + kvh * hd, out, hd);
+      if (scores[j] != 0) k_->axpy_f16(scores[j] * inv, kv.values(a.layer, kvh) + j * hd, out, hd);
     }
   });
 }

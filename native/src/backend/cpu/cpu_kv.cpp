@@ -8,34 +8,41 @@ namespace leapfrog::cpu {
 
 CpuKvStorage::CpuKvStorage(const KvLayout& layout, QuantizeFn to_f16)
     : layout_(layout), to_f16_(to_f16) {
-  v_.resize(static_cast<size_t>(layout.n_layers) * layout.n_ctx * layout.kv_dim());
-  k_.resize(static_cast<size_t>(layout.n_layers) * layer_keys());
+  const size_t heads = size_t(layout.n_layers) * layout.n_kv_heads;
+  k_.resize(heads * blocks() * key_block_stride());
+  v_.resize(heads * layout.n_ctx * layout.head_dim);
 }
 
 void CpuKvStorage::store(int layer, int pos, int n, DevicePtr<const float> k_d,
                          DevicePtr<const float> v_d) {
   const float *k = k_d.get(), *v = v_d.get();
   if (pos < 0 || pos + n > layout_.n_ctx) throw std::out_of_range("KV store past the context");
-  const int kv_dim = layout_.kv_dim();
-  to_f16_(v, v_.data() + offset(layer, pos), static_cast<int64_t>(n) * kv_dim);
-  // Keys one position at a time, converted whole and then spread over the block's rows.
+  const int hd = layout_.head_dim, kv_dim = layout_.kv_dim();
+  // A position's keys converted whole, then spread over their heads' blocks.
   thread_local std::vector<uint16_t> row;
   row.resize(kv_dim);
   for (int i = 0; i < n; ++i) {
-    to_f16_(k + static_cast<size_t>(i) * kv_dim, row.data(), kv_dim);
-    uint16_t* slot = key_slot(layer, pos + i);
-    for (int c = 0; c < kv_dim; ++c) slot[c * kKeyBlock] = row[c];
+    const size_t src = static_cast<size_t>(i) * kv_dim;
+    to_f16_(k + src, row.data(), kv_dim);
+    for (int h = 0; h < layout_.n_kv_heads; ++h) {
+      to_f16_(v + src + h * hd, v_.data() + value_at(layer, pos + i, h * hd), hd);
+      uint16_t* slot = k_.data() + key_at(layer, pos + i, h * hd);
+      for (int d = 0; d < hd; ++d) slot[d * kKeyBlock] = row[h * hd + d];
+    }
   }
 }
 
 void CpuKvStorage::move(int from, int to) {
   if (from == to) return;
-  const int kv_dim = layout_.kv_dim();
+  const int hd = layout_.head_dim;
   for (int l = 0; l < layout_.n_layers; ++l) {
-    std::memmove(v_.data() + offset(l, to), v_.data() + offset(l, from), kv_dim * sizeof(uint16_t));
-    const uint16_t* src = key_slot(l, from);
-    uint16_t* dst = key_slot(l, to);
-    for (int c = 0; c < kv_dim; ++c) dst[c * kKeyBlock] = src[c * kKeyBlock];
+    for (int h = 0; h < layout_.n_kv_heads; ++h) {
+      std::memmove(v_.data() + value_at(l, to, h * hd), v_.data() + value_at(l, from, h * hd),
+                   hd * sizeof(uint16_t));
+      const uint16_t* src = k_.data() + key_at(l, from, h * hd);
+      uint16_t* dst = k_.data() + key_at(l, to, h * hd);
+      for (int d = 0; d < hd; ++d) dst[d * kKeyBlock] = src[d * kKeyBlock];
+    }
   }
 }
 
