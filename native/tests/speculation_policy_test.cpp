@@ -59,6 +59,30 @@ TEST(budget_does_not_price_passes_by_their_first_cold_run) {
   CHECK(b.pass_cost(4) > 1.19 && b.pass_cost(4) < 1.21);
 }
 
+// One slow pass (the machine busy for a moment) prices its size out; the controller never
+// tries a size it thinks dear, so without the drift of stale figures that size stayed out for
+// the rest of the generation — and, with a session's memory, beyond.
+TEST(budget_tries_again_a_size_one_slow_pass_priced_out) {
+  BudgetController b(16);
+  const auto cost = [](int n) { return 1.0 + 0.1 * n; };
+  for (int n = 1; n <= 17; ++n) b.record_pass(n, cost(n)), b.record_pass(n, cost(n));
+  for (int i = 0; i < 60; ++i) b.record_verdict(0, 8, 7);
+  const int k0 = b.choose(0, 0.0);
+  CHECK(k0 > 2);
+  for (int i = 0; i < 3; ++i) b.record_pass(k0 + 1, 10 * cost(k0 + 1));
+  CHECK(b.choose(0, 0.0) != k0);
+  int passes = 0;
+  while (b.choose(0, 0.0) != k0 && passes < 300) {
+    const int k = b.choose(0, 0.0);
+    b.record_pass(k + 1, cost(k + 1));
+    ++passes;
+  }
+  if (passes >= 300) throw lftest::FailTest{"the slow size was never tried again"};
+  CHECK(passes > 32);  // not before its figure is stale
+  b.record_pass(k0 + 1, cost(k0 + 1));
+  CHECK(b.pass_cost(k0 + 1) < 2 * cost(k0 + 1));
+}
+
 // A loop drafts as far as the budget allows: the copy runs on over its own proposal.
 TEST(lookup_drafts_a_repeating_text_past_the_end_of_the_context) {
   NgramDrafter lookup(2, 8);

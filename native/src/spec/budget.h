@@ -40,7 +40,8 @@ class BudgetController {
   // draft costing k * draft_ms_per_token + setup_ms.
   double rate(int d, int k, double draft_ms_per_token, double setup_ms = 0) const;
   // A pass's measured cost; the first pass larger than every earlier one is not counted
-  // (see largest_).
+  // (see largest_). Sizes not measured for kStalePasses passes drift toward what this one
+  // predicts for them (see record_pass).
   void record_pass(int n_tokens, double ms);
   void record_verdict(int d, int drafted, int accepted);
   double acceptance(int d) const { return acceptance_[d]; }
@@ -56,6 +57,13 @@ class BudgetController {
   // Per drafter; an optimistic start, so that each gets tried.
   std::array<double, kMaxDrafters> acceptance_{0.7, 0.7, 0.7, 0.7};
   std::array<double, kMaxBatch + 1> cost_{};  // EMA of measured ms, 0 = unmeasured
+  // Passes recorded, and the count when each size was last measured.
+  long passes_ = 0;
+  std::array<long, kMaxBatch + 1> measured_at_{};
+  static constexpr long kStalePasses = 32;
+  // The prior where no measurement speaks: each extra row costs ~8 % of a one-row pass (a
+  // CPU pass is bound by reading the weights).
+  static constexpr double kRowShare = 0.08;
   // The most tokens any pass has had. A pass with more is the first to grow the buffers its
   // rows need (all rows' logits, activation scratch: page faults); it is not recorded.
   int largest_ = 0;

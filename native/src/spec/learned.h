@@ -18,6 +18,9 @@ struct SpeculationLearned {
   // and the most tokens any pass has had (a larger one is the first to grow its buffers).
   std::array<double, kMaxPassTokens + 1> pass_ms{};
   int largest_pass = 0;
+  // Passes recorded, and the count at each size's last measurement (stale sizes drift).
+  long passes = 0;
+  std::array<long, kMaxPassTokens + 1> pass_measured_at{};
   // Per drafter (Drafter::name()): the per-token acceptance the budget weighs its drafts by.
   std::map<std::string, double> acceptance;
 
