@@ -590,9 +590,10 @@ namespace {
 struct AttnShape {
   int heads, kv_heads, hd, kv_len;
 };
-// Tiny heads; Qwen2.5-0.5B's (14/2 heads of 64) and -1.5B's (12/2 of 128), over contexts
-// that are not whole blocks of 8 positions.
-const AttnShape kAttnShapes[] = {{4, 2, 8, 12}, {14, 2, 64, 37}, {12, 2, 128, 21}};
+// Tiny heads; Qwen2.5-0.5B's (14/2 heads of 64) and -1.5B's (12/2 of 128); the bundled draft
+// model's (4/2 of 64: a one-row task reads its f16 values directly), over contexts that are not
+// whole blocks of 8 positions.
+const AttnShape kAttnShapes[] = {{4, 2, 8, 12}, {14, 2, 64, 37}, {12, 2, 128, 21}, {4, 2, 64, 29}};
 }  // namespace
 
 TEST(attention_matches_naive_causal_and_masked) {

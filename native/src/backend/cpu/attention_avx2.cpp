@@ -42,6 +42,7 @@ struct Vec8 {
   static constexpr int kWidth = 8;
   static Reg zero() { return _mm256_setzero_ps(); }
   static Reg load(const float* p) { return _mm256_loadu_ps(p); }
+  static Reg load(const uint16_t* p) { return load_f16x8(p); }
   static void store(float* p, Reg v) { _mm256_storeu_ps(p, v); }
   static Reg broadcast(const float* p) { return _mm256_broadcast_ss(p); }
   static Reg fmadd(Reg a, Reg b, Reg c) { return _mm256_fmadd_ps(a, b, c); }
@@ -131,9 +132,10 @@ struct Avx2Pieces {
   static void values(const AttentionTask& t, int j0, int n, float* vf) {
     values_f16c(t, j0, n, vf);
   }
-  static void add_values(int np, const float* const* w, const int* m, const float* vf, int hd,
-                         float* const* out) {
-    add_values_in_chunks<Vec8, kValuePairs, 32, 8>(np, w, m, vf, hd, out);
+  template <class T>
+  static void add_values(int np, const float* const* w, const int* m, const T* v, int stride,
+                         int hd, float* const* out) {
+    add_values_in_chunks<Vec8, kValuePairs, 32, 8>(np, w, m, v, stride, hd, out);
   }
 };
 

@@ -40,6 +40,9 @@ struct Vec16 {
   static constexpr int kWidth = 16;
   static Reg zero() { return _mm512_setzero_ps(); }
   static Reg load(const float* p) { return _mm512_loadu_ps(p); }
+  static Reg load(const uint16_t* p) {
+    return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+  }
   static void store(float* p, Reg v) { _mm512_storeu_ps(p, v); }
   static Reg broadcast(const float* p) { return _mm512_set1_ps(*p); }
   static Reg fmadd(Reg a, Reg b, Reg c) { return _mm512_fmadd_ps(a, b, c); }
@@ -121,22 +124,23 @@ struct Avx512Pieces {
   static void values(const AttentionTask& t, int j0, int n, float* vf) {
     values_f16c(t, j0, n, vf);
   }
-  static void add_values(int np, const float* const* w, const int* m, const float* vf, int hd,
-                         float* const* out) {
+  template <class T>
+  static void add_values(int np, const float* const* w, const int* m, const T* v, int stride,
+                         int hd, float* const* out) {
     for (int d0 = 0; d0 < hd;) {
       float* o[kValuePairs];
       for (int k = 0; k < np; ++k) o[k] = out[k] + d0;
       const int left = hd - d0;
       if (left >= 64) {
-        add_weighted_n<Vec16, kValuePairs, 4>(np, w, m, vf + d0, hd, o), d0 += 64;
+        add_weighted_n<Vec16, kValuePairs, 4>(np, w, m, v + d0, stride, o), d0 += 64;
       } else if (left >= 16) {
-        add_weighted_n<Vec16, kValuePairs, 1>(np, w, m, vf + d0, hd, o), d0 += 16;
+        add_weighted_n<Vec16, kValuePairs, 1>(np, w, m, v + d0, stride, o), d0 += 16;
       } else {
         // A head size of 8 mod 16: the last 8 dimensions one by one, in the same order.
         for (int k = 0; k < np; ++k) {
           for (int dd = d0; dd < hd; ++dd) {
             float acc = o[k][dd - d0];
-            for (int i = 0; i < m[k]; ++i) acc = std::fma(w[k][i], vf[i * hd + dd], acc);
+            for (int i = 0; i < m[k]; ++i) acc = std::fma(w[k][i], as_f32(v[i * stride + dd]), acc);
             o[k][dd - d0] = acc;
           }
         }

@@ -47,6 +47,7 @@ struct Vec4 {
   static constexpr int kWidth = 4;
   static Reg zero() { return vdupq_n_f32(0.0f); }
   static Reg load(const float* p) { return vld1q_f32(p); }
+  static Reg load(const uint16_t* p) { return vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(p))); }
   static void store(float* p, Reg v) { vst1q_f32(p, v); }
   static Reg broadcast(const float* p) { return vld1q_dup_f32(p); }
   static Reg fmadd(Reg a, Reg b, Reg c) { return vfmaq_f32(c, a, b); }
@@ -146,9 +147,10 @@ struct NeonPieces {
   static void values(const AttentionTask& t, int j0, int n, float* vf) {
     rows_f32(t.v, t.kv_stride, j0, n, t.head_dim, vf);
   }
-  static void add_values(int np, const float* const* w, const int* m, const float* vf, int hd,
-                         float* const* out) {
-    add_values_in_chunks<Vec4, kValuePairs, 32, 8>(np, w, m, vf, hd, out);
+  template <class T>
+  static void add_values(int np, const float* const* w, const int* m, const T* v, int stride,
+                         int hd, float* const* out) {
+    add_values_in_chunks<Vec4, kValuePairs, 32, 8>(np, w, m, v, stride, hd, out);
   }
 };
 

@@ -63,10 +63,12 @@ inline void transposed_scores(const float* const* q, const float* kt, int hd, fl
 // is the one it has alone. (A test of each pair's limit at every position had GCC branch
 // around each multiply-add and load every value once per pair; branch-free, with four pairs on
 // AVX-512, the values' phase took 14 % less time — a one-task harness of a 0.5B 16-row pass,
-// 1040 positions, Zen 4, session 17, BENCHMARKS.md.) V (one per vector width) supplies Reg,
-// kWidth, load, store, broadcast and fmadd.
-template <class V, int P, int NV>
-inline void add_weighted(const float* const* w, const int* m, const float* v, int stride,
+// 1040 positions, Zen 4, session 17, BENCHMARKS.md.) The values are f32 (converted once for
+// many pairs) or the cache's f16 (T = uint16_t: converted as loaded, for a task whose pairs
+// share one load anyway); the conversion is exact, so both give the same sums. V (one per
+// vector width) supplies Reg, kWidth, load (of f32 and of f16), store, broadcast and fmadd.
+template <class V, int P, int NV, class T>
+inline void add_weighted(const float* const* w, const int* m, const T* v, int stride,
                          float* const* out) {
   typename V::Reg acc[P][NV];
   int common = m[0];
@@ -101,25 +103,26 @@ inline void add_weighted(const float* const* w, const int* m, const float* v, in
 }
 
 // add_weighted for np (1 to MaxP) pairs.
-template <class V, int MaxP, int NV>
-inline void add_weighted_n(int np, const float* const* w, const int* m, const float* v, int stride,
+template <class V, int MaxP, int NV, class T>
+inline void add_weighted_n(int np, const float* const* w, const int* m, const T* v, int stride,
                            float* const* out) {
   with_count<1, MaxP>(
       np, [&](auto n) { add_weighted<V, decltype(n)::value, NV>(w, m, v, stride, out); });
 }
 
-// np pairs' weighted values over every dimension of a head: chunks of Wide dimensions while
-// they fit, then Narrow ones (Narrow divides the head size; both multiples of V::kWidth).
-template <class V, int MaxP, int Wide, int Narrow>
-inline void add_values_in_chunks(int np, const float* const* w, const int* m, const float* vf,
-                                 int hd, float* const* out) {
+// np pairs' weighted values over every dimension of a head (position i's values at v + i *
+// stride): chunks of Wide dimensions while they fit, then Narrow ones (Narrow divides the head
+// size; both multiples of V::kWidth).
+template <class V, int MaxP, int Wide, int Narrow, class T>
+inline void add_values_in_chunks(int np, const float* const* w, const int* m, const T* v,
+                                 int stride, int hd, float* const* out) {
   for (int d0 = 0; d0 < hd;) {
     float* o[MaxP];
     for (int k = 0; k < np; ++k) o[k] = out[k] + d0;
     if (hd - d0 >= Wide) {
-      add_weighted_n<V, MaxP, Wide / V::kWidth>(np, w, m, vf + d0, hd, o), d0 += Wide;
+      add_weighted_n<V, MaxP, Wide / V::kWidth>(np, w, m, v + d0, stride, o), d0 += Wide;
     } else {
-      add_weighted_n<V, MaxP, Narrow / V::kWidth>(np, w, m, vf + d0, hd, o), d0 += Narrow;
+      add_weighted_n<V, MaxP, Narrow / V::kWidth>(np, w, m, v + d0, stride, o), d0 += Narrow;
     }
   }
 }
@@ -135,7 +138,8 @@ inline void add_values_in_chunks(int np, const float* const* w, const int* m, co
 //                                           the block zeros
 //   scores<P>(q, kt, hd, scale, out)        P pairs' scores against that block
 //   softmax(s, lim, mask)                   in place over s[0, lim)
-//   add_values(np, w, m, vf, hd, out)       np pairs' weighted values over every dimension
+//   add_values(np, w, m, v, stride, hd, out) np pairs' weighted values over every dimension,
+//                                           position i's values (f32 or f16) at v + i * stride
 // Every (row, head) pair sees the same float operations whatever the task holds, so a batched
 // pass gives the one-row results bit for bit.
 template <class K>
@@ -190,16 +194,23 @@ void attend_blocks(const AttentionTask& t) {
     }
   }
 
-  // Weighted values.
+  // Weighted values. A task whose pairs all share each value load (decoding with a few query
+  // heads per KV head) reads the cache's f16 values as they lie; more pairs convert each block
+  // once into vf for all of them.
   alignas(64) float vf[K::kBlock * K::kMaxHeadDim];
+  const bool direct = pairs <= K::kValuePairs;
   for (int j0 = 0; j0 < span; j0 += K::kBlock) {
     const int n = std::min(K::kBlock, span - j0);
-    K::values(t, j0, n, vf);
+    if (!direct) K::values(t, j0, n, vf);
     const float* w[K::kValuePairs];
     float* out[K::kValuePairs];
     int m[K::kValuePairs], np = 0;
     const auto flush = [&] {
-      if (np > 0) K::add_values(np, w, m, vf, hd, out);
+      if (np > 0 && direct) {
+        K::add_values(np, w, m, t.v + j0 * t.kv_stride, int(t.kv_stride), hd, out);
+      } else if (np > 0) {
+        K::add_values(np, w, m, static_cast<const float*>(vf), hd, hd, out);
+      }
       np = 0;
     };
     for (int r = 0; r < t.rows; ++r) {

@@ -17,6 +17,10 @@ namespace leapfrog::cpu {
 
 namespace {
 
+// One value as f32, from f32 or from the cache's f16 (F16C: exact).
+inline float as_f32(float x) { return x; }
+inline float as_f32(uint16_t h) { return _cvtsh_ss(h); }
+
 inline __m256 load_f16x8(const uint16_t* p) {
   return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
 }
