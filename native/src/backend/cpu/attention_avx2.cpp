@@ -122,10 +122,10 @@ struct Avx2Pieces {
                        kBlock = avx2::kBlock, kValuePairs = avx2::kValuePairs,
                        kMaxHeadDim = avx2::kMaxHeadDim;
   static void keys(const AttentionTask& t, int j0, int n, float* kt) { keys16(t, j0, n, kt); }
-  template <int P>
-  static void scores(const float* const* q, const float* kt, int hd, float scale,
+  template <int P, class T>
+  static void scores(const float* const* q, const T* kt, int ld, int hd, float scale,
                      float* const* out) {
-    transposed_scores<Vec8, P, 2>(q, kt, hd, scale, out);
+    transposed_scores<Vec8, P, 2>(q, kt, ld, hd, scale, out);
   }
   static void softmax(float* s, int lim, const uint8_t* mask) { softmax_row(s, lim, mask); }
   static void round_query(const float* q, float* qf, int hd) { round_query_f16c(q, qf, hd); }

@@ -134,10 +134,10 @@ struct NeonPieces {
                        kBlock = leapfrog::cpu::kBlock, kValuePairs = leapfrog::cpu::kValuePairs,
                        kMaxHeadDim = leapfrog::cpu::kMaxHeadDim;
   static void keys(const AttentionTask& t, int j0, int n, float* kt) { keys4(t, j0, n, kt); }
-  template <int P>
-  static void scores(const float* const* q, const float* kt, int hd, float scale,
+  template <int P, class T>
+  static void scores(const float* const* q, const T* kt, int ld, int hd, float scale,
                      float* const* out) {
-    transposed_scores<Vec4, P>(q, kt, hd, scale, out);
+    transposed_scores<Vec4, P>(q, kt, ld, hd, scale, out);
   }
   static void softmax(float* s, int lim, const uint8_t* mask) { softmax_row(s, lim, mask); }
   // Rounded to f16 and back by fcvtn (nearest even, FPCR's default mode), as F16C does.

@@ -15,15 +15,15 @@ namespace leapfrog::cpu {
 namespace {
 
 // Scores of P (row, head) pairs against NB * V::kWidth positions whose keys lie
-// dimension-major (dimension d of position i at kt[d * NB * V::kWidth + i], as the cache keeps
-// them: cpu_kv.h): per position two chains of multiply-adds over the dimensions, even d and
-// odd d, then their sum times the scale. A score lane's operations depend neither on the pairs
-// beside it nor on the vector width, so every instruction set gives the same scores. V
-// supplies Reg, kWidth, zero, load, store, broadcast, fmadd, add and mul.
-template <class V, int P, int NB = 1>
-inline void transposed_scores(const float* const* q, const float* kt, int hd, float scale,
+// dimension-major (dimension d of position i at kt[d * ld + i], as the cache keeps them:
+// cpu_kv.h), f32 (converted once for many pairs) or the cache's f16 (T = uint16_t, converted as
+// loaded: exact, the same scores): per position two chains of multiply-adds over the
+// dimensions, even d and odd d, then their sum times the scale. A score lane's operations
+// depend neither on the pairs beside it nor on the vector width, so every instruction set
+// gives the same scores. V supplies Reg, kWidth, zero, load, store, broadcast, fmadd, add, mul.
+template <class V, int P, int NB = 1, class T>
+inline void transposed_scores(const float* const* q, const T* kt, int ld, int hd, float scale,
                               float* const* out) {
-  constexpr int kRow = NB * V::kWidth;
   typename V::Reg acc[P][NB][2];
 #pragma GCC unroll 8
   for (int g = 0; g < P; ++g) {
@@ -34,8 +34,8 @@ inline void transposed_scores(const float* const* q, const float* kt, int hd, fl
     typename V::Reg k0[NB], k1[NB];
 #pragma GCC unroll 4
     for (int b = 0; b < NB; ++b) {
-      k0[b] = V::load(kt + d * kRow + b * V::kWidth);
-      k1[b] = V::load(kt + (d + 1) * kRow + b * V::kWidth);
+      k0[b] = V::load(kt + d * ld + b * V::kWidth);
+      k1[b] = V::load(kt + (d + 1) * ld + b * V::kWidth);
     }
 #pragma GCC unroll 8
     for (int g = 0; g < P; ++g) {
@@ -136,7 +136,8 @@ inline void add_values_in_chunks(int np, const float* const* w, const int* m, co
 //   keys(t, j0, n, kt)                      keys of positions [j0, j0 + n) as f32 into kt,
 //                                           dimension-major (transposed_scores); the rest of
 //                                           the block zeros
-//   scores<P>(q, kt, hd, scale, out)        P pairs' scores against that block
+//   scores<P>(q, kt, ld, hd, scale, out)    P pairs' scores against that block (or against the
+//                                           cache's f16 block itself: ld = kKeyBlock)
 //   softmax(s, lim, mask)                   in place over s[0, lim)
 //   add_values(np, w, m, v, stride, hd, out) np pairs' weighted values over every dimension,
 //                                           position i's values (f32 or f16) at v + i * stride
@@ -159,18 +160,28 @@ void attend_blocks(const AttentionTask& t) {
     }
   }
 
-  // Scores.
+  // Scores. A task whose pairs all share each key load (decoding with a few query heads per KV
+  // head) reads the cache's f16 keys as they lie (the lanes past the span are never read: the
+  // softmax and the values stop at each row's limit); more pairs convert each block once into
+  // kt for all of them.
   alignas(64) float kt[K::kMaxHeadDim * K::kScoreBlock];
+  const bool direct_keys = pairs <= K::kPairs;
   for (int j0 = 0; j0 < span; j0 += K::kScoreBlock) {
-    K::keys(t, j0, std::min(K::kScoreBlock, span - j0), kt);
+    if (!direct_keys) K::keys(t, j0, std::min(K::kScoreBlock, span - j0), kt);
     const float* q[K::kPairs];
     float* out[K::kPairs];
     int np = 0;
     const auto flush = [&] {
-      if (np > 0) {
-        with_count<1, K::kPairs>(
-            np, [&](auto n) { K::template scores<decltype(n)::value>(q, kt, hd, t.scale, out); });
-      }
+      if (np == 0) return;
+      with_count<1, K::kPairs>(np, [&](auto n) {
+        constexpr int kN = decltype(n)::value;
+        if (direct_keys) {
+          K::template scores<kN>(q, key_block(t, j0), kKeyBlock, hd, t.scale, out);
+        } else {
+          K::template scores<kN>(q, static_cast<const float*>(kt), K::kScoreBlock, hd, t.scale,
+                                 out);
+        }
+      });
       np = 0;
     };
     for (int r = 0; r < t.rows; ++r) {
