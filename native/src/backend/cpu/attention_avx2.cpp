@@ -55,16 +55,13 @@ inline __m256i first_lanes(int k) {
   return _mm256_cmpgt_epi32(_mm256_set1_epi32(k), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
 }
 
-// Keys of positions [j0, j0 + n) (n <= 16, j0 a multiple of 16; the rest zeros) as f32,
-// kt[d * 16 + i]: two conversions per dimension, the cache's block as it lies.
-void keys16(const AttentionTask& t, int j0, int n, float* kt) {
+// Keys of positions [j0, j0 + 16) (j0 a multiple of 16) as f32, kt[d * 16 + i]: two
+// conversions per dimension, the cache's block as it lies.
+void keys16(const AttentionTask& t, int j0, float* kt) {
   const uint16_t* kb = key_block(t, j0);
-  const __m256 live0 = _mm256_castsi256_ps(first_lanes(n)),
-               live1 = _mm256_castsi256_ps(first_lanes(n - 8));
   for (int d = 0; d < t.head_dim; ++d) {
-    _mm256_store_ps(kt + d * kScoreBlock, _mm256_and_ps(live0, load_f16x8(kb + d * kKeyBlock)));
-    _mm256_store_ps(kt + d * kScoreBlock + 8,
-                    _mm256_and_ps(live1, load_f16x8(kb + d * kKeyBlock + 8)));
+    _mm256_store_ps(kt + d * kScoreBlock, load_f16x8(kb + d * kKeyBlock));
+    _mm256_store_ps(kt + d * kScoreBlock + 8, load_f16x8(kb + d * kKeyBlock + 8));
   }
 }
 
@@ -121,7 +118,7 @@ struct Avx2Pieces {
   static constexpr int kScoreBlock = avx2::kScoreBlock, kPairs = avx2::kPairs,
                        kBlock = avx2::kBlock, kValuePairs = avx2::kValuePairs,
                        kMaxHeadDim = avx2::kMaxHeadDim;
-  static void keys(const AttentionTask& t, int j0, int n, float* kt) { keys16(t, j0, n, kt); }
+  static void keys(const AttentionTask& t, int j0, float* kt) { keys16(t, j0, kt); }
   template <int P, class T>
   static void scores(const float* const* q, const T* kt, int ld, int hd, float scale,
                      float* const* out) {

@@ -50,15 +50,12 @@ struct Vec16 {
   static Reg mul(Reg a, Reg b) { return _mm512_mul_ps(a, b); }
 };
 
-// Keys of positions [j0, j0 + n) (n <= 16, j0 a multiple of 16; the rest zeros) as f32,
-// kt[d * 16 + i]: one conversion per dimension, the cache's block as it lies.
-void keys16(const AttentionTask& t, int j0, int n, float* kt) {
+// Keys of positions [j0, j0 + 16) (j0 a multiple of 16) as f32, kt[d * 16 + i]: one conversion
+// per dimension, the cache's block as it lies.
+void keys16(const AttentionTask& t, int j0, float* kt) {
   const uint16_t* kb = key_block(t, j0);
-  const __mmask16 live = n >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << n) - 1);
-  for (int d = 0; d < t.head_dim; ++d) {
-    const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(kb + d * kKeyBlock));
-    _mm512_store_ps(kt + d * kScoreBlock, _mm512_maskz_mov_ps(live, _mm512_cvtph_ps(h)));
-  }
+  for (int d = 0; d < t.head_dim; ++d)
+    _mm512_store_ps(kt + d * kScoreBlock, Vec16::load(kb + d * kKeyBlock));
 }
 
 // Softmax over s[0, lim) in place (masked positions become 0); false when nothing is
@@ -113,7 +110,7 @@ struct Avx512Pieces {
   static constexpr int kScoreBlock = leapfrog::cpu::kScoreBlock, kPairs = leapfrog::cpu::kPairs,
                        kBlock = leapfrog::cpu::kBlock, kValuePairs = leapfrog::cpu::kValuePairs,
                        kMaxHeadDim = leapfrog::cpu::kMaxHeadDim;
-  static void keys(const AttentionTask& t, int j0, int n, float* kt) { keys16(t, j0, n, kt); }
+  static void keys(const AttentionTask& t, int j0, float* kt) { keys16(t, j0, kt); }
   template <int P, class T>
   static void scores(const float* const* q, const T* kt, int ld, int hd, float scale,
                      float* const* out) {

@@ -55,17 +55,12 @@ struct Vec4 {
   static Reg mul(Reg a, Reg b) { return vmulq_f32(a, b); }
 };
 
-// Keys of positions [j0, j0 + n) (n <= 4, j0 a multiple of 4; the rest zeros) as f32,
-// kt[d * 4 + i]: one conversion per dimension, a quarter of the cache's block as it lies.
-void keys4(const AttentionTask& t, int j0, int n, float* kt) {
+// Keys of positions [j0, j0 + 4) (j0 a multiple of 4) as f32, kt[d * 4 + i]: one conversion per
+// dimension, a quarter of the cache's block as it lies.
+void keys4(const AttentionTask& t, int j0, float* kt) {
   const uint16_t* kb = key_block(t, j0);
-  const uint32x4_t lane = {0, 1, 2, 3};
-  const uint32x4_t live = vcltq_u32(lane, vdupq_n_u32(static_cast<uint32_t>(n)));
-  for (int d = 0; d < t.head_dim; ++d) {
-    const float32x4_t k = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(kb + d * kKeyBlock)));
-    vst1q_f32(kt + d * kScoreBlock,
-              vreinterpretq_f32_u32(vandq_u32(live, vreinterpretq_u32_f32(k))));
-  }
+  for (int d = 0; d < t.head_dim; ++d)
+    vst1q_f32(kt + d * kScoreBlock, Vec4::load(kb + d * kKeyBlock));
 }
 
 // e^x for 4 floats, exp8's method (exp_avx2.h): 2^n * e^r with n = round(x / ln 2) and r = x -
@@ -133,7 +128,7 @@ struct NeonPieces {
   static constexpr int kScoreBlock = leapfrog::cpu::kScoreBlock, kPairs = leapfrog::cpu::kPairs,
                        kBlock = leapfrog::cpu::kBlock, kValuePairs = leapfrog::cpu::kValuePairs,
                        kMaxHeadDim = leapfrog::cpu::kMaxHeadDim;
-  static void keys(const AttentionTask& t, int j0, int n, float* kt) { keys4(t, j0, n, kt); }
+  static void keys(const AttentionTask& t, int j0, float* kt) { keys4(t, j0, kt); }
   template <int P, class T>
   static void scores(const float* const* q, const T* kt, int ld, int hd, float scale,
                      float* const* out) {

@@ -133,9 +133,8 @@ inline void add_values_in_chunks(int np, const float* const* w, const int* m, co
 // value load, each row up to its own limit. K (one per vector width) supplies:
 //   round_query(q, qf, hd)                  a query rounded to f16 and back, into qf
 //   values(t, j0, n, vf)                    values of positions [j0, j0 + n) as f32 rows of hd
-//   keys(t, j0, n, kt)                      keys of positions [j0, j0 + n) as f32 into kt,
-//                                           dimension-major (transposed_scores); the rest of
-//                                           the block zeros
+//   keys(t, j0, kt)                         keys of the block of positions at j0 as f32 into
+//                                           kt, dimension-major (transposed_scores)
 //   scores<P>(q, kt, ld, hd, scale, out)    P pairs' scores against that block (or against the
 //                                           cache's f16 block itself: ld = kKeyBlock)
 //   softmax(s, lim, mask)                   in place over s[0, lim)
@@ -161,13 +160,13 @@ void attend_blocks(const AttentionTask& t) {
   }
 
   // Scores. A task whose pairs all share each key load (decoding with a few query heads per KV
-  // head) reads the cache's f16 keys as they lie (the lanes past the span are never read: the
-  // softmax and the values stop at each row's limit); more pairs convert each block once into
-  // kt for all of them.
+  // head) reads the cache's f16 keys as they lie; more pairs convert each block once into kt
+  // for all of them. Either way a block's lanes past the span score whatever the cache holds
+  // there: no row reads them (the softmax and the values stop at each row's limit).
   alignas(64) float kt[K::kMaxHeadDim * K::kScoreBlock];
   const bool direct_keys = pairs <= K::kPairs;
   for (int j0 = 0; j0 < span; j0 += K::kScoreBlock) {
-    if (!direct_keys) K::keys(t, j0, std::min(K::kScoreBlock, span - j0), kt);
+    if (!direct_keys) K::keys(t, j0, kt);
     const float* q[K::kPairs];
     float* out[K::kPairs];
     int np = 0;

@@ -712,7 +712,8 @@ void CpuBackend::attention(KvStorage& kv_base, const AttentionArgs& args) {
         scores[j] = -INFINITY;
         continue;
       }
-      for (int d = 0; d < hd; ++d) key16[d] = kv.key(a.layer, j, kvh * hd + d);
+      const uint16_t* kb = kv.key_column(a.layer, kvh, j);
+      for (int d = 0; d < hd; ++d) key16[d] = kb[d * cpu::kKeyBlock];
       scores[j] = dot16(key16, q16, hd) * a.scale;
       if (cap > 0) scores[j] = std::tanh(scores[j] * inv_cap) * cap;  // as ggml: scale, tanh, scale
       mx = std::max(mx, scores[j]);

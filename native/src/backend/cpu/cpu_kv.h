@@ -33,6 +33,10 @@ class CpuKvStorage final : public KvStorage {
   size_t key_block_stride() const { return size_t(kKeyBlock) * layout_.head_dim; }
   // Its values: position j's at values(layer, head) + j * head_dim.
   const uint16_t* values(int layer, int head) const { return v_.data() + head_values(layer, head); }
+  // Dimension 0 of KV head `head`'s key at position pos; dimension d at + d * kKeyBlock.
+  const uint16_t* key_column(int layer, int head, int pos) const {
+    return k_.data() + key_at(layer, pos, head * layout_.head_dim);
+  }
   // Element c (of kv_dim, heads one after another) of position pos's key or value.
   uint16_t key(int layer, int pos, int c) const { return k_[key_at(layer, pos, c)]; }
   uint16_t value(int layer, int pos, int c) const { return v_[value_at(layer, pos, c)]; }
