@@ -19,7 +19,9 @@
 // tg N:   clear, run one token, then time N single-token passes (logits of each).
 // ctx N:  clear and fill the cache with N tokens (untimed); then
 // pass n: one batched pass of n tokens on top of it with every row's logits (what verifying
-//         a draft costs), then truncate back to the context.
+//         a draft costs), then truncate back to the context. The sizes of --batches take
+//         turns (one pass of each per round, --reps rounds), so each ratio is of passes timed
+//         in the same seconds.
 // Token ids are a fixed pseudo-random sequence over the first 30000 ids of the vocabulary.
 #include <algorithm>
 #include <atomic>
@@ -386,17 +388,24 @@ int main(int argc, char** argv) {
     if (has("batch")) {
       b.ctx(ctx_n);
       o << ",\"batch\":{\"ctx\":" << ctx_n << ",\"passes\":[";
+      // Warm-up: the largest size's pass grows the scratch first (a pass recorded before a
+      // growth points at freed memory and would be recorded again), then each size's second
+      // pass is captured as a CUDA graph (pass_recorder.h); the timed passes are the steady
+      // state.
+      b.pass(*std::max_element(batches.begin(), batches.end()));
+      for (int n : batches) b.pass(n), b.pass(n);
+      // The sizes take turns, one pass each per round: a shared host's speed drifts over
+      // seconds (memory bandwidth moved 43 -> 69 GB/s within minutes, session 21), and sizes
+      // timed one after another would divide a fast minute's passes by a slow one's.
+      std::vector<std::vector<double>> ms(batches.size());
+      for (int r = 0; r < reps; ++r) {
+        for (size_t k = 0; k < batches.size(); ++k) ms[k].push_back(b.pass(batches[k]));
+      }
       double one = 0;
       for (size_t k = 0; k < batches.size(); ++k) {
-        std::vector<double> ms;
-        // Warm-up: the first pass of a size grows the scratch, the second is captured as a
-        // CUDA graph (pass_recorder.h); the timed passes are the steady state.
-        b.pass(batches[k]);
-        b.pass(batches[k]);
-        for (int r = 0; r < reps; ++r) ms.push_back(b.pass(batches[k]));
-        double med = median(ms);
+        double med = median(ms[k]);
         if (batches[k] == 1) one = med;
-        o << (k ? "," : "") << "{\"n\":" << batches[k] << ",\"ms\":" << json_array(ms)
+        o << (k ? "," : "") << "{\"n\":" << batches[k] << ",\"ms\":" << json_array(ms[k])
           << ",\"median_ms\":" << med;
         if (one > 0) o << ",\"vs_1\":" << med / one;
         o << "}";

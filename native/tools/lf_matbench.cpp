@@ -5,8 +5,11 @@
 // roof and batched passes with the single-token pass.
 //   lf_matbench [--type Q8_0|Q4_K|...] [--threads N] [--layers L] [--reps R]
 //               [--shape 0.5b|1.5b] [--no-output] [--cpu-time] [--no-pack]
+//               [--matrix COLSxROWS]
 // --cpu-time reports process CPU time instead of wall time: on a shared, overloaded machine
 // that is the steadier measure of compute-bound passes (use it with --threads 1).
+// --matrix times one matrix of that shape instead of a model's (896x512 Q8_0, 0.46 MB, stays
+// in a 1 MiB L2: the tiles' own rate, without memory).
 // --no-pack keeps the file layout (no Backend::pack_weight), to compare with the packed one.
 #include <algorithm>
 #include <chrono>
@@ -28,6 +31,7 @@ int main(int argc, char** argv) {
   std::string type_name = "Q8_0", shape = "0.5b";
   int threads = 0, layers = -1, reps = 5;
   bool output = true, cpu_time = false, pack = true;
+  int64_t one_cols = 0, one_rows = 0;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--type")
@@ -46,6 +50,8 @@ int main(int argc, char** argv) {
       cpu_time = true;
     else if (a == "--no-pack")
       pack = false;
+    else if (a == "--matrix" && i + 1 < argc)
+      std::sscanf(argv[++i], "%ldx%ld", &one_cols, &one_rows);
   }
   GgmlType type = GgmlType::Q8_0;
   for (uint32_t t = 0; t < 40; ++t) {
@@ -76,6 +82,11 @@ int main(int argc, char** argv) {
     for (size_t i = 0; i < m.data.size() / 4; ++i) p[i] = rng() & 0x3bff3bff;
     mats.push_back(std::move(m));
   };
+  if (one_cols > 0 && one_rows > 0) {
+    add(one_cols, one_rows);
+    L = 0, output = false, shape = std::to_string(one_cols) + "x" + std::to_string(one_rows);
+    E = int(one_cols), F = int(one_rows);
+  }
   for (int l = 0; l < L; ++l) {
     add(E, Q), add(E, KV), add(E, KV), add(Q, E), add(E, F), add(E, F), add(F, E);
   }
