@@ -1,7 +1,9 @@
 // `leapfrog bench --passes 1,16,32 --ctx 1024 --model F --threads N [--backend B] [--reps R]
 // --json`: the median wall time of one batched pass of n tokens (every row's logits) over a
 // filled context of --ctx tokens, rolled back after each — what verifying a draft of n - 1
-// tokens costs. Runs the engine's own benchmark tool (native/build/lf_bench) and prints
+// tokens costs. The sizes take turns, one pass each per round (--reps rounds), so the ratios
+// are of passes timed in the same seconds on a host whose speed drifts. Runs the engine's own
+// benchmark tool (native/build/lf_bench) and prints
 // `{"passes": [{"n", "ms"}, …]}` (with --json) or a table.
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
