@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -50,6 +51,7 @@ class SpecLoop {
       budget_.recall(*learned_, drafter_names());
       for (Drafter* d : drafters_) d->recall(*learned_);
     }
+    next_row_.reserve(static_cast<size_t>(n_vocab_));
     stops_ = cfg.stop_tokens;
     if (stops_.empty() && target.model().hparams().eos_token) {
       stops_.push_back(*target.model().hparams().eos_token);
@@ -79,14 +81,14 @@ class SpecLoop {
     history_.assign(prompt.begin(), prompt.end());
     try {
       auto l = target_.forward(prompt.subspan(st_.reused_tokens), false, &abort_);
-      rows_.assign(l.begin(), l.end());
+      next_row_.assign(l.begin(), l.begin() + n_vocab_);
       // The drafters read the prompt now, as the target did: it is prompt work, and in
       // the decoding loop it would be timed as drafting.
       for (Drafter* d : drafters_) d->prefill(prompt, abort_);
     } catch (const AbortedError&) {
       st_.aborted = true;
     }
-    next_logits_ = rows_.data();
+    next_logits_ = next_row_.data();
     st_.prompt_ms = ms_since(t0);
     return !st_.aborted;
   }
@@ -185,9 +187,8 @@ class SpecLoop {
     }
     past_ = target_.n_past();
     try {
-      auto l = branched_ ? target_.forward_tree(batch_, parents_, &abort_)
-                         : target_.forward(batch_, /*all_logits=*/true, &abort_);
-      rows_.assign(l.begin(), l.end());
+      pass_rows_ = branched_ ? target_.forward_tree(batch_, parents_, &abort_)
+                             : target_.forward(batch_, /*all_logits=*/true, &abort_);
     } catch (const AbortedError&) {
       st_.aborted = true;
       return false;
@@ -239,12 +240,15 @@ class SpecLoop {
   // Phase 4 — commit: keep the target's token and the accepted branch in the KV cache,
   // drop the rest; the next token comes from the last accepted node's row.
   void commit() {
+    // The one row the next token comes from, copied before the cache changes (the pass's
+    // rows are the session's, until its next forward).
+    next_row_.assign(row(cur_), row(cur_) + n_vocab_);
+    next_logits_ = next_row_.data();
     if (branched_) {
       target_.keep_path(past_, path_);
     } else {
       target_.truncate(past_ + static_cast<int>(path_.size()));
     }
-    next_logits_ = row(cur_);
     st_.verify_ms += ms_since(verify_start_);
   }
 
@@ -252,7 +256,9 @@ class SpecLoop {
   std::span<const char* const> drafter_names() const {
     return {names_.data(), std::min(drafters_.size(), names_.size())};
   }
-  const float* row(int node) const { return rows_.data() + static_cast<size_t>(node) * n_vocab_; }
+  const float* row(int node) const {
+    return pass_rows_.data() + static_cast<size_t>(node) * n_vocab_;
+  }
 
   // d's draft of up to k tokens into candidate_: a tree, or a chain as a tree.
   void propose(Drafter& d, int k) {
@@ -284,7 +290,13 @@ class SpecLoop {
   GenerationStats st_;
 
   std::vector<int32_t> history_;  // everything the target has seen or emitted
-  std::vector<float> rows_;       // logits of the last pass: one row per batch node
+  // The last target pass's logits, one row per batch node, where the session keeps them (valid
+  // until its next forward): read in place. Copying every row cost a verification pass ~5 % in
+  // steady state (17 rows of a 151,936-token vocabulary: 10 MB) and, as the copy grew with the
+  // passes of a fresh generation, its page faults: 20-30 ms each time a larger pass came
+  // (BENCHMARKS.md, session 21).
+  std::span<const float> pass_rows_;
+  std::vector<float> next_row_;  // the row the next token is drawn from
   const float* next_logits_ = nullptr;
   int32_t forced_ = -1;  // a token already drawn by rejection sampling
   // Per drafter: passes since it last drafted while the budget gave it nothing.
