@@ -388,10 +388,10 @@ int main(int argc, char** argv) {
     if (has("batch")) {
       b.ctx(ctx_n);
       o << ",\"batch\":{\"ctx\":" << ctx_n << ",\"passes\":[";
-      // Warm-up: the largest size's pass grows the scratch first (a pass recorded before a
-      // growth points at freed memory and would be recorded again), then each size's second
-      // pass is captured as a CUDA graph (pass_recorder.h); the timed passes are the steady
-      // state.
+      // Warm-up: the largest size first, so whatever a larger pass grows is grown before any
+      // size's graph is captured (pass_recorder.h: a grown buffer invalidates the graphs that
+      // point at the old one); then each size's second pass is captured as a CUDA graph. The
+      // timed passes are the steady state.
       b.pass(*std::max_element(batches.begin(), batches.end()));
       for (int n : batches) b.pass(n), b.pass(n);
       // The sizes take turns, one pass each per round: a shared host's speed drifts over

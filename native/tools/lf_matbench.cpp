@@ -13,6 +13,7 @@
 // --no-pack keeps the file layout (no Backend::pack_weight), to compare with the packed one.
 #include <algorithm>
 #include <chrono>
+#include <cinttypes>
 #include <cstdio>
 #include <cstring>
 #include <ctime>
@@ -50,8 +51,11 @@ int main(int argc, char** argv) {
       cpu_time = true;
     else if (a == "--no-pack")
       pack = false;
-    else if (a == "--matrix" && i + 1 < argc)
-      std::sscanf(argv[++i], "%ldx%ld", &one_cols, &one_rows);
+    else if (a == "--matrix" && i + 1 < argc &&
+             std::sscanf(argv[++i], "%" SCNd64 "x%" SCNd64, &one_cols, &one_rows) != 2) {
+      std::fprintf(stderr, "lf_matbench: --matrix takes COLSxROWS, e.g. 896x4096\n");
+      return 2;
+    }
   }
   GgmlType type = GgmlType::Q8_0;
   for (uint32_t t = 0; t < 40; ++t) {

@@ -291,9 +291,9 @@ class SpecLoop {
 
   std::vector<int32_t> history_;  // everything the target has seen or emitted
   // The last target pass's logits, one row per batch node, where the session keeps them (valid
-  // until its next forward): read in place. Copying every row cost a verification pass ~5 % in
-  // steady state (17 rows of a 151,936-token vocabulary: 10 MB) and, as the copy grew with the
-  // passes of a fresh generation, its page faults: 20-30 ms each time a larger pass came
+  // until its next forward): read in place. Copying every row meant an n x vocab copy each pass
+  // (17 rows of a 151,936-token vocabulary: 10 MB) and, as the copy grew with the passes of a
+  // fresh generation, its page faults again: 15-30 ms each time a larger pass came
   // (BENCHMARKS.md, session 21).
   std::span<const float> pass_rows_;
   std::vector<float> next_row_;  // the row the next token is drawn from
