@@ -55,6 +55,20 @@ struct RowTask {
   int64_t r0, r1;
 };
 
+// Weights (rows x inputs) a product's task covers at least, where the product has enough for
+// one such task per thread. A task has a fixed cost — its claim, a line that crosses between
+// the cores, and the start of its weight stream, whose first blocks have no prefetch ahead of
+// them — and the small models' products were split as finely as the large ones' (8 tasks per
+// thread): the bundled draft's 256 x 256 matrices in tasks of 16 to 32 rows. With at least
+// 2^18 weights a task (272 KiB of Q8_0: ~8 us of one core's stream when decoding), three alternated
+// rounds (lf_bench M --threads 2 --ctx-tokens 512 --batches 1,2,4,8,16, Zen 5, session 22):
+// the bundled model's passes 3-14 % shorter (one token 1.23-1.35 -> 1.14-1.18 ms), its draft's
+// 6-19 % (one token 0.167-0.192 -> 0.147-0.168 ms), the 0.5B and 1.5B Q8_0 at 1,024 positions
+// within the host's noise (their tasks were already larger). 2^17 and 2^19 measured alike.
+constexpr double kMinTaskWeights = 1 << 18;
+
+int64_t min_task_rows(int64_t cols) { return static_cast<int64_t>(kMinTaskWeights / double(cols)); }
+
 // Splits the output rows of the weights (those with rows to compute: ns[j] > 0, or all when
 // ns is null) into chunks, a few per thread (dynamic hand-out evens out stragglers), each a
 // multiple of 16 rows (the packed layouts' groups). The last chunks shrink with the rows left
@@ -62,9 +76,10 @@ struct RowTask {
 // small chunk of each other rather than within a whole one: 16-token passes of the 0.5B Q8_0,
 // 2 threads, Zen 4, perf: the threads' spinning 5.4 -> 3.5 % of samples (two alternated runs,
 // session 17). The first chunks keep their size: a worker that loses its core (the editor's
-// processes share the machine) then holds up no more than before.
+// processes share the machine) then holds up no more than before. No chunk has fewer than
+// `min_rows` rows unless that would leave a thread without one (min_task_rows).
 int64_t split_rows(const WeightView* const* ws, const int* ns, int count, int threads,
-                   std::vector<RowTask>& tasks) {
+                   int64_t min_rows, std::vector<RowTask>& tasks) {
   int64_t total_rows = 0;
   for (int j = 0; j < count; ++j) {
     if (!ns || ns[j] > 0) total_rows += ws[j]->rows;
@@ -74,13 +89,17 @@ int64_t split_rows(const WeightView* const* ws, const int* ns, int count, int th
                              (rows + kMaxPackGroup - 1) / kMaxPackGroup * kMaxPackGroup);
   };
   const int64_t target_chunks = int64_t(threads) * 8;
-  const int64_t chunk = whole_groups((total_rows + target_chunks - 1) / target_chunks);
+  const int64_t floor_rows =
+      std::min(whole_groups(min_rows), whole_groups(total_rows / std::max(threads, 1)));
+  const int64_t chunk =
+      std::max(floor_rows, whole_groups((total_rows + target_chunks - 1) / target_chunks));
   tasks.clear();
   int64_t left = total_rows;
   for (int j = 0; j < count; ++j) {
     if (ns && ns[j] <= 0) continue;
     for (int64_t r = 0; r < ws[j]->rows;) {
-      const int64_t size = std::min(chunk, whole_groups((left + 2 * threads - 1) / (2 * threads)));
+      const int64_t size = std::min(
+          chunk, std::max(floor_rows, whole_groups((left + 2 * threads - 1) / (2 * threads))));
       const int64_t r1 = std::min(ws[j]->rows, r + size);
       tasks.push_back({j, r, r1});
       left -= r1 - r;
@@ -234,7 +253,8 @@ void CpuBackend::matmul_host(const WeightView* const* ws, float* const* ys, int 
 
   // Each weight row is read from memory once and reused for all n activation rows.
   thread_local std::vector<RowTask> tasks;
-  const int64_t total_rows = split_rows(ws, nullptr, count, pool_.size(), tasks);
+  const int64_t total_rows =
+      split_rows(ws, nullptr, count, pool_.size(), min_task_rows(cols), tasks);
   const RowTask* tk = tasks.data();
   pool_.run_sized(static_cast<int>(tasks.size()), double(total_rows) * cols * n, [&](int t, int) {
     const RowTask& task = tk[t];
@@ -333,7 +353,8 @@ void CpuBackend::matmul_grouped(const WeightView* const* ws, const DevicePtr<con
   double work = 0;
   for (int j = 0; j < count; ++j) work += double(ws[j]->rows) * cols * ns[j];
   thread_local std::vector<RowTask> tasks;
-  split_rows(ws, ns, count, pool_.size(), tasks);
+  // (The experts' products keep the finest split: their shapes were not timed with a floor.)
+  split_rows(ws, ns, count, pool_.size(), 0, tasks);
   const RowTask* tk = tasks.data();
   const int* fr = first.data();
   const size_t* tat = tile_at.data();  // thread_local: the workers read the caller's
