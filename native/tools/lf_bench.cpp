@@ -165,7 +165,8 @@ std::string info_json(const Model& m, const Backend& be) {
   o << "{\"path\":\"" << json_escape(m.path()) << "\",\"arch\":\"" << hp.arch
     << "\",\"n_vocab\":" << hp.n_vocab << ",\"n_embd\":" << hp.n_embd
     << ",\"n_layer\":" << hp.n_layer << ",\"n_ff\":" << hp.n_ff << ",\"n_head\":" << hp.n_head
-    << ",\"n_head_kv\":" << hp.n_head_kv << ",\"n_ctx_train\":" << hp.n_ctx_train
+    << ",\"n_head_kv\":" << hp.n_head_kv << ",\"head_dim\":" << hp.head_dim
+    << ",\"head_dim_v\":" << hp.head_dim_v << ",\"n_ctx_train\":" << hp.n_ctx_train
     << ",\"weight_bytes\":" << m.weight_bytes() << ",\"matmul_params\":" << matmul_params(m)
     << ",\"backend\":\"" << json_escape(be.name()) << "\",\"threads\":" << be.threads() << "}";
   return o.str();

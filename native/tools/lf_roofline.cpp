@@ -296,24 +296,54 @@ uint64_t fma_scalar(const float* src, int64_t iters, float* out) {
   return uint64_t(iters) * 16;
 }
 
+// The level LEAPFROG_CPU_ISA holds the engine to (kernels.cpp: only ever lower than the
+// CPU's best), so that the roofs measured are the ones that level's kernels can reach: the
+// benchmark's floors for a forced AVX2 level come from AVX2's int8 and 256-bit FMA rates.
+#if LF_X86
+int forced_rank(const char* const* names, int n_names) {
+  const char* env = std::getenv("LEAPFROG_CPU_ISA");
+  if (!env) return n_names;
+  for (int i = 0; i < n_names; ++i) {
+    if (std::strcmp(env, names[i]) == 0) return i;
+  }
+  return n_names;
+}
+#endif
+
 std::string int8_isa() {
+  std::string best = "scalar";
 #if LF_X86
   if (std::getenv("LEAPFROG_ROOFLINE_ISA")) return std::getenv("LEAPFROG_ROOFLINE_ISA");
-  if (__builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512bw"))
-    return "avx512vnni";
-  // GCC 12 knows "avxvnni" as a target attribute; __builtin_cpu_supports learned it later.
-  unsigned eax, ebx, ecx, edx;
-  __asm__("cpuid" : "=a"(eax), "=b"(ebx), "=c"(ecx), "=d"(edx) : "a"(7), "c"(1));
-  if (eax & (1u << 4)) return "avxvnni";
-  if (have_avx2()) return "avx2";
+  if (__builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512bw")) {
+    best = "avx512vnni";
+  } else {
+    // GCC 12 knows "avxvnni" as a target attribute; __builtin_cpu_supports learned it later.
+    unsigned eax, ebx, ecx, edx;
+    __asm__("cpuid" : "=a"(eax), "=b"(ebx), "=c"(ecx), "=d"(edx) : "a"(7), "c"(1));
+    if (eax & (1u << 4))
+      best = "avxvnni";
+    else if (have_avx2())
+      best = "avx2";
+  }
+  // The engine's level names, lowest first, and the int8 probe each one's kernels use.
+  static const char* const kLevels[] = {"scalar", "avx2", "avxvnni", "avx512"};
+  static const char* const kProbes[] = {"scalar", "avx2", "avxvnni", "avx512vnni"};
+  const int forced = forced_rank(kLevels, 4);
+  for (int i = 0; i < forced; ++i) {
+    if (best == kProbes[i]) return best;  // already at or below the forced level
+  }
+  if (forced < 4) return kProbes[forced];
 #endif
-  return "scalar";
+  return best;
 }
 
 std::string fma_isa() {
 #if LF_X86
-  if (__builtin_cpu_supports("avx512f")) return "avx512";
-  if (have_avx2()) return "avx2";
+  // AVX-VNNI's kernels use 256-bit FMAs, as AVX2's do.
+  static const char* const kLevels[] = {"scalar", "avx2", "avxvnni", "avx512"};
+  const int forced = forced_rank(kLevels, 4);
+  if (__builtin_cpu_supports("avx512f") && forced >= 3) return "avx512";
+  if (have_avx2() && forced >= 1) return "avx2";
 #endif
   return "scalar";
 }

@@ -3,6 +3,7 @@
 // the same threads, in the same run, alternating measurement by measurement (the engine that
 // goes first swaps every repetition), medians over the repetitions.
 import type { Roofline } from './roofline';
+import { floorRule, passFloor } from './pass-floor';
 import { LeapfrogEngine, LlamaCppEngine, type Engine, type ModelInfo } from './engines';
 
 export interface CpuOptions {
@@ -26,7 +27,14 @@ export interface Figure {
 export interface EngineResult {
   pp?: Figure & { tokens_per_second: number };
   tg?: Figure & { tokens_per_second: number };
-  passes: (Figure & { n: number; vs_1: number; gops: number })[];
+  /** floor_ms: what this machine's roofs allow (pass-floor.ts); vs_floor = median ÷ floor. */
+  passes: (Figure & {
+    n: number;
+    vs_1: number;
+    gops: number;
+    floor_ms: number;
+    vs_floor: number;
+  })[];
   error?: string;
 }
 
@@ -42,6 +50,8 @@ export interface CpuModelResult {
     decode_tokens_per_second: number;
     decode_tokens_per_second_wall: number;
     int8_gops: number;
+    mem_read_gbs: number;
+    fp32_gflops: number;
   };
 }
 
@@ -140,11 +150,14 @@ export async function benchCpuModel(
     const one = median(s.pass.get(1) ?? []);
     for (const n of o.batches) {
       const f = figure(s.pass.get(n)!);
+      const floor = passFloor(info, roof, o.ctx, n).ms;
       res.passes.push({
         n,
         ...f,
         vs_1: f.median_ms / one,
         gops: (2 * info.matmul_params * n) / (f.median_ms * 1e6),
+        floor_ms: floor,
+        vs_floor: f.median_ms / floor,
       });
     }
     return res;
@@ -161,6 +174,8 @@ export async function benchCpuModel(
       decode_tokens_per_second: (roof.mem_read_gbs * 1e9) / info.weight_bytes,
       decode_tokens_per_second_wall: (roof.mem_read_gbs_wall * 1e9) / info.weight_bytes,
       int8_gops: roof.int8_gops,
+      mem_read_gbs: roof.mem_read_gbs,
+      fp32_gflops: roof.fp32_gflops,
     },
   };
 }
@@ -207,14 +222,16 @@ export function cpuTables(r: CpuModelResult): string {
       `Batched pass on a ${r.ctx}-token context (ms, median; × = cost relative to a 1-token pass; % = int8 peak ${num(r.roof.int8_gops, 0)} GOP/s):`,
     );
     lines.push('');
+    lines.push(`Floor (pass-floor.ts): ${floorRule(r.roof, r.ctx)}.`);
+    lines.push('');
     lines.push(
-      '| n | Leapfrog ms | × | % int8 | llama.cpp ms | × | % int8 | Leapfrog / llama.cpp time |',
+      '| n | Leapfrog ms | × | % int8 | floor ms | × floor | llama.cpp ms | × | % int8 | Leapfrog / llama.cpp time |',
     );
-    lines.push('|---:|---:|---:|---:|---:|---:|---:|---:|');
+    lines.push('|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
     for (const p of lf.passes) {
       const q = ll?.passes.find((x) => x.n === p.n);
       lines.push(
-        `| ${p.n} | ${num(p.median_ms)} | ${num(p.vs_1, 2)} | ${pct(p.gops / r.roof.int8_gops)} | ${num(q?.median_ms)} | ${num(q?.vs_1, 2)} | ${q ? pct(q.gops / r.roof.int8_gops) : '—'} | ${q ? num(p.median_ms / q.median_ms, 2) : '—'} |`,
+        `| ${p.n} | ${num(p.median_ms)} | ${num(p.vs_1, 2)} | ${pct(p.gops / r.roof.int8_gops)} | ${num(p.floor_ms, 2)} | ${num(p.vs_floor, 2)} | ${num(q?.median_ms)} | ${num(q?.vs_1, 2)} | ${q ? pct(q.gops / r.roof.int8_gops) : '—'} | ${q ? num(p.median_ms / q.median_ms, 2) : '—'} |`,
       );
     }
   }

@@ -27,6 +27,9 @@ export interface ModelInfo {
   n_vocab: number;
   n_embd: number;
   n_layer: number;
+  n_head: number;
+  head_dim: number;
+  head_dim_v: number;
   weight_bytes: number;
   matmul_params: number;
   backend: string;
