@@ -56,13 +56,16 @@ export interface CpuModelResult {
 }
 
 /**
- * Pause before each measurement: an engine's worker threads spin for a while after their
- * last job before they sleep (llama.cpp's thread pool polls, Leapfrog's spins briefly), and on
- * a 2-core machine the other engine's spinning threads would take cores from the one being
- * timed. The same pause for both engines.
+ * Pause before each measurement when two engines take turns: an engine's worker threads spin
+ * for a while after their last job before they sleep (llama.cpp's thread pool polls,
+ * Leapfrog's spins briefly), and on a 2-core machine the other engine's spinning threads would
+ * take cores from the one being timed. The same pause for both engines. With one engine there
+ * is nothing to wait for, and the pause would make every pass a pass after idle: on the
+ * session-22 Zen 5 VM a 0.5B one-token pass took 11-13 ms back to back and 15-23 ms after 300 ms
+ * idle (16-token passes 32.5 -> 40 ms; one thread alike, so the host's, not the pool's).
  */
 const SETTLE_MS = 300;
-const settle = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 export function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
@@ -94,6 +97,7 @@ export async function benchCpuModel(
       o.log(`  llama.cpp could not load ${path}: ${llamaError}`);
     }
   }
+  const settle = (): Promise<void> => (engines.length > 1 ? sleep(SETTLE_MS) : Promise.resolve());
   const samples = new Map<Engine, { pp: number[]; tg: number[]; pass: Map<number, number[]> }>();
   for (const e of engines)
     samples.set(e, { pp: [], tg: [], pass: new Map(o.batches.map((n) => [n, []])) });
