@@ -296,54 +296,62 @@ uint64_t fma_scalar(const float* src, int64_t iters, float* out) {
   return uint64_t(iters) * 16;
 }
 
-// The level LEAPFROG_CPU_ISA holds the engine to (kernels.cpp: only ever lower than the
-// CPU's best), so that the roofs measured are the ones that level's kernels can reach: the
-// benchmark's floors for a forced AVX2 level come from AVX2's int8 and 256-bit FMA rates.
 #if LF_X86
-int forced_rank(const char* const* names, int n_names) {
-  const char* env = std::getenv("LEAPFROG_CPU_ISA");
-  if (!env) return n_names;
-  for (int i = 0; i < n_names; ++i) {
-    if (std::strcmp(env, names[i]) == 0) return i;
+// The engine's x86 levels, lowest first (kernels.cpp), and whether this CPU has each.
+constexpr int kLevelCount = 4;
+constexpr const char* kLevelNames[kLevelCount] = {"scalar", "avx2", "avxvnni", "avx512"};
+bool has_level(int level) {
+  switch (level) {
+    case 1:
+      return have_avx2();
+    case 2: {
+      // GCC 12 knows "avxvnni" as a target attribute; __builtin_cpu_supports learned it later.
+      unsigned eax, ebx, ecx, edx;
+      __asm__("cpuid" : "=a"(eax), "=b"(ebx), "=c"(ecx), "=d"(edx) : "a"(7), "c"(1));
+      return (eax & (1u << 4)) != 0;
+    }
+    case 3:
+      return __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512bw");
+    default:
+      return true;
   }
-  return n_names;
+}
+
+// The level LEAPFROG_CPU_ISA lowers the engine to — only ever lower, and only to a level this
+// CPU has, as kernels.cpp's detect_isa does — or -1: the roofs measured are then the ones
+// that level's kernels can reach (a forced AVX2 level meets AVX2's int8 and 256-bit FMA rates).
+int forced_level() {
+  const char* env = std::getenv("LEAPFROG_CPU_ISA");
+  int best = 0;
+  for (int i = 0; i < kLevelCount; ++i) {
+    if (has_level(i)) best = i;
+  }
+  for (int i = 0; env && i < best; ++i) {
+    if (std::strcmp(env, kLevelNames[i]) == 0 && has_level(i)) return i;
+  }
+  return -1;
 }
 #endif
 
 std::string int8_isa() {
-  std::string best = "scalar";
 #if LF_X86
   if (std::getenv("LEAPFROG_ROOFLINE_ISA")) return std::getenv("LEAPFROG_ROOFLINE_ISA");
-  if (__builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512bw")) {
-    best = "avx512vnni";
-  } else {
-    // GCC 12 knows "avxvnni" as a target attribute; __builtin_cpu_supports learned it later.
-    unsigned eax, ebx, ecx, edx;
-    __asm__("cpuid" : "=a"(eax), "=b"(ebx), "=c"(ecx), "=d"(edx) : "a"(7), "c"(1));
-    if (eax & (1u << 4))
-      best = "avxvnni";
-    else if (have_avx2())
-      best = "avx2";
+  // Each level's int8 probe: what its kernels multiply with.
+  static const char* const kProbes[kLevelCount] = {"scalar", "avx2", "avxvnni", "avx512vnni"};
+  if (const int forced = forced_level(); forced >= 0) return kProbes[forced];
+  for (int i = kLevelCount - 1; i > 0; --i) {
+    if (has_level(i)) return kProbes[i];
   }
-  // The engine's level names, lowest first, and the int8 probe each one's kernels use.
-  static const char* const kLevels[] = {"scalar", "avx2", "avxvnni", "avx512"};
-  static const char* const kProbes[] = {"scalar", "avx2", "avxvnni", "avx512vnni"};
-  const int forced = forced_rank(kLevels, 4);
-  for (int i = 0; i < forced; ++i) {
-    if (best == kProbes[i]) return best;  // already at or below the forced level
-  }
-  if (forced < 4) return kProbes[forced];
 #endif
-  return best;
+  return "scalar";
 }
 
 std::string fma_isa() {
 #if LF_X86
-  // AVX-VNNI's kernels use 256-bit FMAs, as AVX2's do.
-  static const char* const kLevels[] = {"scalar", "avx2", "avxvnni", "avx512"};
-  const int forced = forced_rank(kLevels, 4);
-  if (__builtin_cpu_supports("avx512f") && forced >= 3) return "avx512";
-  if (have_avx2() && forced >= 1) return "avx2";
+  // A forced level's FMAs (AVX-VNNI's kernels use 256-bit ones, as AVX2's do); else the widest.
+  if (const int forced = forced_level(); forced >= 0) return forced >= 1 ? "avx2" : "scalar";
+  if (__builtin_cpu_supports("avx512f")) return "avx512";
+  if (have_avx2()) return "avx2";
 #endif
   return "scalar";
 }
