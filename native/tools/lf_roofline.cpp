@@ -21,6 +21,8 @@
 #include <thread>
 #include <vector>
 
+#include "backend/cpu/kernels.h"
+
 #if defined(__x86_64__) || defined(_M_X64)
 #include <immintrin.h>
 #define LF_X86 1
@@ -296,51 +298,21 @@ uint64_t fma_scalar(const float* src, int64_t iters, float* out) {
   return uint64_t(iters) * 16;
 }
 
-#if LF_X86
-// The engine's x86 levels, lowest first (kernels.cpp), and whether this CPU has each.
-constexpr int kLevelCount = 4;
-constexpr const char* kLevelNames[kLevelCount] = {"scalar", "avx2", "avxvnni", "avx512"};
-bool has_level(int level) {
-  switch (level) {
-    case 1:
-      return have_avx2();
-    case 2: {
-      // GCC 12 knows "avxvnni" as a target attribute; __builtin_cpu_supports learned it later.
-      unsigned eax, ebx, ecx, edx;
-      __asm__("cpuid" : "=a"(eax), "=b"(ebx), "=c"(ecx), "=d"(edx) : "a"(7), "c"(1));
-      return (eax & (1u << 4)) != 0;
-    }
-    case 3:
-      return __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512bw");
-    default:
-      return true;
-  }
-}
-
-// The level LEAPFROG_CPU_ISA lowers the engine to — only ever lower, and only to a level this
-// CPU has, as kernels.cpp's detect_isa does — or -1: the roofs measured are then the ones
-// that level's kernels can reach (a forced AVX2 level meets AVX2's int8 and 256-bit FMA rates).
-int forced_level() {
-  const char* env = std::getenv("LEAPFROG_CPU_ISA");
-  int best = 0;
-  for (int i = 0; i < kLevelCount; ++i) {
-    if (has_level(i)) best = i;
-  }
-  for (int i = 0; env && i < best; ++i) {
-    if (std::strcmp(env, kLevelNames[i]) == 0 && has_level(i)) return i;
-  }
-  return -1;
-}
-#endif
-
+// The probes follow the level the engine's kernels run here (cpu::detect_isa: the CPU's best,
+// or the lower one LEAPFROG_CPU_ISA asks for where the CPU has it), so the roofs measured are
+// the ones those kernels can reach: a forced AVX2 level meets AVX2's int8 and 256-bit FMA rates.
 std::string int8_isa() {
 #if LF_X86
   if (std::getenv("LEAPFROG_ROOFLINE_ISA")) return std::getenv("LEAPFROG_ROOFLINE_ISA");
-  // Each level's int8 probe: what its kernels multiply with.
-  static const char* const kProbes[kLevelCount] = {"scalar", "avx2", "avxvnni", "avx512vnni"};
-  if (const int forced = forced_level(); forced >= 0) return kProbes[forced];
-  for (int i = kLevelCount - 1; i > 0; --i) {
-    if (has_level(i)) return kProbes[i];
+  switch (leapfrog::cpu::detect_isa()) {
+    case leapfrog::cpu::Isa::Avx512:
+      return "avx512vnni";
+    case leapfrog::cpu::Isa::AvxVnni:
+      return "avxvnni";
+    case leapfrog::cpu::Isa::Avx2:
+      return "avx2";
+    default:
+      break;
   }
 #endif
   return "scalar";
@@ -348,10 +320,10 @@ std::string int8_isa() {
 
 std::string fma_isa() {
 #if LF_X86
-  // A forced level's FMAs (AVX-VNNI's kernels use 256-bit ones, as AVX2's do); else the widest.
-  if (const int forced = forced_level(); forced >= 0) return forced >= 1 ? "avx2" : "scalar";
-  if (__builtin_cpu_supports("avx512f")) return "avx512";
-  if (have_avx2()) return "avx2";
+  // AVX-VNNI's kernels use 256-bit FMAs, as AVX2's do.
+  const leapfrog::cpu::Isa isa = leapfrog::cpu::detect_isa();
+  if (isa == leapfrog::cpu::Isa::Avx512) return "avx512";
+  if (isa >= leapfrog::cpu::Isa::Avx2) return "avx2";
 #endif
   return "scalar";
 }

@@ -62,7 +62,7 @@ export interface CpuModelResult {
  * take cores from the one being timed. The same pause for both engines. With one engine there
  * is nothing to wait for, and the pause would make every pass a pass after idle: on the
  * session-22 Zen 5 VM a 0.5B one-token pass took 11-13 ms back to back and 15-23 ms after 300 ms
- * idle (16-token passes 32.5 -> 40 ms; one thread alike, so the host's, not the pool's).
+ * idle (16-token passes 32.5 -> 40 ms; one thread +3-4 ms too: the host's, not the pool's).
  */
 const SETTLE_MS = 300;
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));

@@ -35,14 +35,19 @@ void softmax(std::vector<TokenProb>& c) {
 
 int32_t Sampler::argmax(const float* logits, int n_vocab) { return argmax_logit(logits, n_vocab); }
 
+bool Sampler::plain_greedy(std::span<const int32_t> history) const {
+  const SamplingParams& p = params_;
+  return p.temperature <= 0 &&
+         (p.repeat_penalty == 1.0f || p.repeat_last_n == 0 || history.empty());
+}
+
 std::vector<TokenProb> Sampler::distribution(const float* logits, int n_vocab,
                                              std::span<const int32_t> history) const {
   const SamplingParams& p = params_;
-  if (p.temperature <= 0 && (p.repeat_penalty == 1.0f || p.repeat_last_n == 0 || history.empty())) {
-    // Greedy with nothing to penalize: the argmax alone. Greedy verification asks this of
-    // every row of a pass, and a copy of the vocabulary per row (12 bytes a token: 1.8 MB for
-    // Qwen's 151,936) was 2 % of a 0.5B pair's n-gram generation, plus its page faults, while
-    // the other thread waited.
+  if (plain_greedy(history)) {
+    // Greedy verification asks this of every row of a pass, and a copy of the vocabulary per
+    // row (12 bytes a token: 1.8 MB for Qwen's 151,936) was 2 % of a 0.5B pair's n-gram
+    // generation, plus its page faults, while the other thread waited.
     const int32_t best = argmax(logits, n_vocab);
     return {{best, logits[best], 1.0f}};
   }
@@ -93,9 +98,7 @@ std::vector<TokenProb> Sampler::distribution(const float* logits, int n_vocab,
 }
 
 int32_t Sampler::sample(const float* logits, int n_vocab, std::span<const int32_t> history) {
-  if (params_.temperature <= 0 && (params_.repeat_penalty == 1.0f || history.empty())) {
-    return argmax(logits, n_vocab);  // the common greedy case without a copy of the logits
-  }
+  if (plain_greedy(history)) return argmax(logits, n_vocab);  // no copy of the logits
   std::vector<TokenProb> c = distribution(logits, n_vocab, history);
   if (c.size() == 1) return c[0].id;
   const double u = rng_.uniform();

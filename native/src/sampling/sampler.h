@@ -48,6 +48,9 @@ class Sampler {
   static int32_t argmax(const float* logits, int n_vocab);
 
  private:
+  // Greedy with nothing to penalize (apply_repeat_penalty would change no logit): the choice
+  // is the argmax, and neither sample() nor distribution() needs a copy of the vocabulary.
+  bool plain_greedy(std::span<const int32_t> history) const;
   SamplingParams params_;
   Rng rng_;
 };

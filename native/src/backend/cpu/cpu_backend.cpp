@@ -60,7 +60,7 @@ struct RowTask {
 // the cores, and the start of its weight stream, whose first blocks have no prefetch ahead of
 // them — and the small models' products were split as finely as the large ones' (8 tasks per
 // thread): the bundled draft's 256 x 256 matrices in tasks of 16 to 32 rows. With at least
-// 2^18 weights a task (272 KiB of Q8_0: ~8 us of one core's stream when decoding), three alternated
+// 2^18 weights a task (272 KiB of Q8_0: ~8 us of one core's ~34 GB/s stream), three alternated
 // rounds (lf_bench M --threads 2 --ctx-tokens 512 --batches 1,2,4,8,16, Zen 5, session 22):
 // the bundled model's passes 3-14 % shorter (one token 1.23-1.35 -> 1.14-1.18 ms), its draft's
 // 6-19 % (one token 0.167-0.192 -> 0.147-0.168 ms), the 0.5B and 1.5B Q8_0 at 1,024 positions
