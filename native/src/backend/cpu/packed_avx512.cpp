@@ -135,9 +135,22 @@ inline __m512i slice(const BlockIQ4_NLx16& x, int s) {
 // the chunk being read and its activation tiles, and the next chunk there evicted them:
 // 151936 x 896 Q8_0 with 32 rows, one thread, 126 GMAC/s with T0, 167 with T1 (the
 // one-row product the other way: 21.8 GMAC/s with T0, 16.5 with T1).
+//
+// Q8_0 first fetches one line of the block kFarBlocks ahead (~140 KB): the near fetches of a
+// batched tile come at twice the stream's average rate (all in a chunk's first tile), and 18 %
+// of gemm16's samples sat on them (0.5B Q8_0, 16-token passes, Zen 5); with the far lines, 5 %.
+// Why is inferred, not proven: they would lead the hardware's L2 prefetcher, so that the near
+// fetches meet L2. Measured (test/bench/ab-copies.sh: each build from 3-4 copies of its binary,
+// BENCHMARKS.md, session 23): 0.5B Q8_0 one-token passes 5 % shorter, 16-token 2-5 %, 32-token
+// 2 %; 1.5B Q8_0 7 / 9 / 6 %. Only Q8_0 was measured; the same far line in the K-quant tiles'
+// prefetch_part made a 1.5B Q4_K_M's passes 25-35 % longer, and in AVX2's and AVX-VNNI's Q8_0
+// tiles (packed_blocks.h) it measured no different.
 constexpr int64_t kPrefetchBlocks = 16;
+constexpr int64_t kFarBlocks = 256;
 template <int Hint, class Block>
 inline void prefetch_ahead(const Block* x) {
+  if constexpr (std::is_same_v<Block, BlockQ8_0x16>)
+    _mm_prefetch(reinterpret_cast<const char*>(x + kFarBlocks), _MM_HINT_T2);
   const char* ahead = reinterpret_cast<const char*>(x + kPrefetchBlocks);
   for (size_t off = 0; off < sizeof(Block); off += 64)
     _mm_prefetch(ahead + off, static_cast<_mm_hint>(Hint));
