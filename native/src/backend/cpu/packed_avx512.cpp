@@ -138,8 +138,9 @@ inline __m512i slice(const BlockIQ4_NLx16& x, int s) {
 //
 // Q8_0 first fetches one line of the block kFarBlocks ahead (~140 KB): the near fetches of a
 // batched tile come at twice the stream's average rate (all in a chunk's first tile), and 18 %
-// of gemm16's samples sat on them (0.5B Q8_0, 16-token passes, Zen 5); with the far lines, 5 %.
-// Why is inferred, not proven: they would lead the hardware's L2 prefetcher, so that the near
+// of gemm16's samples sat on them (0.5B Q8_0, 16-token passes, Zen 5); with the far lines,
+// 5-23 % (profiles vary with where the binary's file lies: BENCHMARKS.md). Why they help is
+// inferred, not proven: they would lead the hardware's L2 prefetcher, so that the near
 // fetches meet L2. Measured (test/bench/ab-copies.sh: each build from 3-4 copies of its binary,
 // BENCHMARKS.md, session 23): 0.5B Q8_0 one-token passes 5 % shorter, 16-token 2-5 %, 32-token
 // 2 %; 1.5B Q8_0 7 / 9 / 6 %. Only Q8_0 was measured; the same far line in the K-quant tiles'
