@@ -114,6 +114,12 @@ int64_t split_rows(const WeightView* const* ws, const int* ns, int count, int th
 // a batched product streams its weights at the memory roof only when the page walks of 4 KiB
 // pages do not stall it (lf_matbench, 1.5B Q8_0 shape, 1-token products: 20.1 -> 17.2 ms). Where
 // the kernel gives no huge pages this is an ordinary anonymous mapping.
+//
+// Every page is touched here, at allocation, so that no pass pays a first touch: the pass
+// scratch (ForwardScratch: activations, then max_batch rows of logits) was faulted in as the
+// passes grew, and on the 2-core VM of session 24 the first verification pass whose logits
+// reached a new 2 MiB page (the bundled model, 8 rows) took 7.1-7.5 ms instead of ~2.1, every
+// process (perf: clear_page_erms under gemm16's stores, both threads).
 class HostBuffer final : public DeviceBuffer {
  public:
   explicit HostBuffer(size_t bytes) : bytes_(bytes) {
@@ -127,8 +133,10 @@ class HostBuffer final : public DeviceBuffer {
 #ifdef MADV_HUGEPAGE
       madvise(data_, mapped_ - (data_ - map_), MADV_HUGEPAGE);
 #endif
+      // Anonymous pages read as zero: writing zeros changes nothing but residency.
+      for (size_t at = 0; at < bytes; at += kPage) data_[at] = 0;
     } else {
-      mem_.reset(new uint8_t[bytes + 64]);
+      mem_.reset(new uint8_t[bytes + 64]());  // value-initialized: every page touched
       data_ = align64(mem_.get());
     }
   }
@@ -142,6 +150,7 @@ class HostBuffer final : public DeviceBuffer {
 
  private:
   static constexpr size_t kHuge = size_t(2) << 20, kMapAtLeast = size_t(4) << 20;
+  static constexpr size_t kPage = 4096;
   std::unique_ptr<uint8_t[]> mem_;
   uint8_t* map_ = nullptr;
   size_t mapped_ = 0;
