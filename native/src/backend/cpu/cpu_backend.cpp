@@ -119,7 +119,9 @@ int64_t split_rows(const WeightView* const* ws, const int* ns, int count, int th
 // scratch (ForwardScratch: activations, then max_batch rows of logits) was faulted in as the
 // passes grew, and on the 2-core VM of session 24 the first verification pass whose logits
 // reached a new 2 MiB page (the bundled model, 8 rows) took 7.1-7.5 ms instead of ~2.1, every
-// process (perf: clear_page_erms under gemm16's stores, both threads).
+// process (perf: clear_page_erms under gemm16's stores, both threads). The price: scratch the
+// passes never reach is resident too (64 rows of logits: 37 MB for a 151,936-token vocabulary),
+// and packed weights are zeroed once before they are written.
 class HostBuffer final : public DeviceBuffer {
  public:
   explicit HostBuffer(size_t bytes) : bytes_(bytes) {
