@@ -176,7 +176,9 @@ TEST(kv_truncate_and_prefix_reuse_equal_fresh_run) {
 }
 
 // A batched pass returning every row equals one-token-at-a-time decoding (the primitive
-// that verifies a draft), including when the batch is split into chunks.
+// that verifies a draft), including when the batch is split into chunks: by max_batch, or by
+// a scratch that holds fewer rows of logits (logit_rows, a drafting session's 1). A tree
+// larger than those rows is refused with a clear error.
 TEST(all_row_logits_equal_sequential_passes) {
   auto cases = load_cases();
   auto model = Model::load(model_path(), std::make_shared<CpuBackend>());
@@ -185,14 +187,30 @@ TEST(all_row_logits_equal_sequential_passes) {
   seq.insert(seq.end(), cases[0].expected.begin(), cases[0].expected.begin() + 30);
   SessionParams sp;
   sp.max_batch = 8;  // forces chunking of the 35 tokens
-  Session batched(*model, sp), single(*model, {});
+  SessionParams few_rows;
+  few_rows.logit_rows = 3;
+  Session batched(*model, sp), narrow(*model, few_rows), single(*model, {});
   auto all = batched.forward(seq, true);
   std::vector<float> rows(all.begin(), all.end());
   CHECK_EQ(rows.size(), seq.size() * V);
+  auto all_narrow = narrow.forward(seq, true);
+  std::vector<float> rows_narrow(all_narrow.begin(), all_narrow.end());
+  CHECK_EQ(rows_narrow.size(), seq.size() * V);
   for (size_t i = 0; i < seq.size(); ++i) {
     auto l = single.forward(std::span(seq).subspan(i, 1), false);
-    for (int v = 0; v < V; ++v) CHECK(std::fabs(l[v] - rows[i * V + v]) < 1e-3f);
+    for (int v = 0; v < V; ++v) {
+      CHECK(std::fabs(l[v] - rows[i * V + v]) < 1e-3f);
+      CHECK(std::fabs(l[v] - rows_narrow[i * V + v]) < 1e-3f);
+    }
   }
+  const std::vector<int32_t> tree = {seq[0], seq[1], seq[2], seq[3]}, parents = {-1, 0, 1, 2};
+  bool refused = false;
+  try {
+    narrow.forward_tree(tree, parents);
+  } catch (const std::invalid_argument& e) {
+    refused = std::string(e.what()).find("exceed the batch of 3") != std::string::npos;
+  }
+  CHECK(refused);
 }
 
 TEST(abort_stops_before_the_next_pass) {

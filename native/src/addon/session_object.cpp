@@ -97,7 +97,9 @@ Napi::Value SessionObject::Create(const Napi::CallbackInfo& info) {
   try {
     state->session = std::make_unique<Session>(*state->target->model, params);
     if (state->draft) {
-      state->draft_session = std::make_unique<Session>(*state->draft->model, params);
+      SessionParams drafting = params;
+      drafting.logit_rows = 1;  // the drafter reads one row per pass (model_drafter.cpp)
+      state->draft_session = std::make_unique<Session>(*state->draft->model, drafting);
     }
   } catch (const std::exception& e) {
     throw Napi::Error::New(env, e.what());

@@ -17,7 +17,7 @@ Session::Session(const Model& model, const SessionParams& params)
     : model_(model),
       params_(params),
       cache_(model.backend(), model.kv_layout(resolve_ctx(model, params))),
-      scratch_(model, std::max(1, params.max_batch), cache_.n_ctx()) {}
+      scratch_(model, std::max(1, params.max_batch), cache_.n_ctx(), params.logit_rows) {}
 
 std::span<const float> Session::forward(std::span<const int32_t> ids, bool all_logits,
                                         const std::atomic<bool>* abort) {
@@ -35,7 +35,8 @@ std::span<const float> Session::forward(std::span<const int32_t> ids, bool all_l
                               std::to_string(n_vocab) + ")");
     }
   }
-  const int B = scratch_.max_batch();
+  // Passes that return every row's logits hold at most the scratch's rows of them.
+  const int B = all_logits ? scratch_.logit_rows() : scratch_.max_batch();
   const bool one_pass = total <= B;
   if (all_logits && !one_pass) logits_.resize(static_cast<size_t>(total) * n_vocab);
   const float* out = nullptr;

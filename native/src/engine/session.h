@@ -18,6 +18,10 @@ namespace leapfrog {
 struct SessionParams {
   int n_ctx = 4096;                // 0: the model's training context
   int max_batch = kMaxPassTokens;  // tokens per forward pass; longer prompts run in chunks
+  // Rows of logits one pass can return (0: max_batch). A drafting session reads one row per
+  // pass: with 1, its scratch holds no max_batch rows of logits (for a 151,936-token
+  // vocabulary 39 MB, resident from the start: cpu_backend.cpp, HostBuffer).
+  int logit_rows = 0;
 };
 
 class AbortedError : public std::runtime_error {

@@ -14,10 +14,10 @@ std::span<const float> Session::forward_tree(std::span<const int32_t> ids,
   if (n == 0 || parents.size() != ids.size()) {
     throw std::invalid_argument("forward_tree: need one parent per node");
   }
-  if (n > scratch_.max_batch()) {
+  if (n > scratch_.logit_rows()) {
     throw std::invalid_argument("forward_tree: " + std::to_string(n) +
                                 " nodes exceed the batch of " +
-                                std::to_string(scratch_.max_batch()));
+                                std::to_string(scratch_.logit_rows()));
   }
   const int pos = n_past();
   if (pos + n > n_ctx()) throw std::length_error("context is full: the tree does not fit");

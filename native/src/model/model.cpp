@@ -40,8 +40,9 @@ std::string type_name(GgmlType t) {
 
 }  // namespace
 
-ForwardScratch::ForwardScratch(const Model& model, int max_batch, int n_ctx)
-    : max_batch_(max_batch) {
+ForwardScratch::ForwardScratch(const Model& model, int max_batch, int n_ctx, int logit_rows)
+    : max_batch_(max_batch),
+      logit_rows_(logit_rows > 0 && logit_rows < max_batch ? logit_rows : max_batch) {
   const ModelHParams& hp = model.hparams();
   const size_t b = static_cast<size_t>(max_batch);
   // One allocation, carved into 64-byte aligned parts.
@@ -61,7 +62,7 @@ ForwardScratch::ForwardScratch(const Model& model, int max_batch, int n_ctx)
   part(&off_att, b * hp.n_head * hp.head_dim_v * sizeof(float));
   part(&off_gate, b * hp.n_ff * sizeof(float));
   part(&off_up, b * hp.n_ff * sizeof(float));
-  part(&off_logits, b * hp.n_vocab * sizeof(float));
+  part(&off_logits, static_cast<size_t>(logit_rows_) * hp.n_vocab * sizeof(float));
   part(&off_tok, b * sizeof(int32_t));
   part(&off_pos, b * sizeof(int32_t));
   part(&off_mask, b * static_cast<size_t>(n_ctx));
@@ -352,6 +353,11 @@ void Model::make_weights_resident() {
 const float* Model::forward(const ForwardBatch& b, KvStorage& kv, ForwardScratch& s) const {
   const int n = b.n;
   if (n < 1 || n > s.max_batch()) throw std::invalid_argument("forward: bad batch size");
+  if (b.all_logits && n > s.logit_rows()) {
+    throw std::invalid_argument("forward: " + std::to_string(n) +
+                                " rows of logits, the scratch holds " +
+                                std::to_string(s.logit_rows()));
+  }
   if (b.pos < 0 || b.pos + n > kv.layout().n_ctx) {
     throw std::length_error("forward: context is full (" + std::to_string(kv.layout().n_ctx) +
                             " positions)");

@@ -21,13 +21,15 @@ class Model;
 // context of `n_ctx`, in the backend's memory.
 class ForwardScratch {
  public:
-  ForwardScratch(const Model& model, int max_batch, int n_ctx);
+  // logit_rows: rows of logits a pass can return (0 or more than max_batch: max_batch).
+  ForwardScratch(const Model& model, int max_batch, int n_ctx, int logit_rows = 0);
   ~ForwardScratch();
   int max_batch() const { return max_batch_; }
+  int logit_rows() const { return logit_rows_; }
 
  private:
   friend class Model;
-  int max_batch_;
+  int max_batch_, logit_rows_;
   std::unique_ptr<DeviceBuffer> mem_;
   DevicePtr<float> x, xb, q, k, v, att, gate, up, logits;
   DevicePtr<int32_t> tokens, positions;
