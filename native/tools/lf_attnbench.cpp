@@ -3,8 +3,10 @@
 // thread, as the backend hands it to a worker. Reports the median milliseconds per task and
 // the float rate (scores and weighted values: 4 * R * G * head_dim * C flops), so the kernel
 // can be compared with the fp32 roof (lf_roofline) without the rest of a pass around it.
-//   lf_attnbench [--rows 1,16,32] [--heads 7] [--head-dim 64] [--ctx 1024]
+//   lf_attnbench [--rows 1,16,32] [--heads 7] [--kv-heads 2] [--head-dim 64] [--ctx 1024]
 //                [--reps 200] [--isa scalar|avx2|avxvnni|avx512|neon...] [--flush-mib M]
+// The queries and outputs lie as a pass keeps them: a row holds every KV head's group of
+// query heads (kv-heads x heads x head-dim floats), so the task's rows are that far apart.
 // --flush-mib reads M MiB of other memory before each timed call, as a pass's matrix products
 // do between two layers' attention: the cache and the scratch then come from memory.
 // Defaults: the 0.5B shape's task (7 query heads per KV head); one KV head's keys and values
@@ -43,7 +45,7 @@ double median(std::vector<double> v) {
 
 int main(int argc, char** argv) {
   std::vector<int> rows_list{1, 16, 32};
-  int heads = 7, hd = 64, ctx = 1024, reps = 200, flush_mib = 0;
+  int heads = 7, kv_heads = 2, hd = 64, ctx = 1024, reps = 200, flush_mib = 0;
   Isa isa = detect_isa();
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string a = argv[i], v = argv[i + 1];
@@ -51,6 +53,8 @@ int main(int argc, char** argv) {
       rows_list = parse_list(v);
     else if (a == "--heads")
       heads = std::stoi(v);
+    else if (a == "--kv-heads")
+      kv_heads = std::stoi(v);
     else if (a == "--head-dim")
       hd = std::stoi(v);
     else if (a == "--ctx")
@@ -93,7 +97,7 @@ int main(int argc, char** argv) {
               heads, hd, ctx);
   for (size_t ri = 0; ri < rows_list.size(); ++ri) {
     const int rows = rows_list[ri];
-    const size_t q_stride = size_t(heads) * hd;
+    const size_t q_stride = size_t(kv_heads) * heads * hd;
     std::vector<float> q(rows * q_stride), out(rows * q_stride);
     for (auto& x : q) x = normal(rng);
     // The last `rows` positions of the context are the pass's own (causal limits).

@@ -147,9 +147,9 @@ void attend_blocks(const AttentionTask& t) {
   const int hd = t.head_dim, heads = t.heads, pairs = t.rows * heads;
   int span = 0;  // positions any row may see
   for (int r = 0; r < t.rows; ++r) span = std::max(span, t.limit[r]);
-  const int padded = attention_padded_span(t);
-  float* qf = t.scratch;                      // pairs x hd, pair g = row * heads + head
-  float* p = t.scratch + size_t(pairs) * hd;  // pairs x padded
+  const int padded = attention_score_stride(t);  // floats per score row
+  float* qf = t.scratch;                         // pairs x hd, pair g = row * heads + head
+  float* p = t.scratch + size_t(pairs) * hd;     // pairs x padded
   // The walks below go row by row, then head by head (finding a pair's row by division cost
   // an integer divide per pair and block: 1-3 % of a 16-row task, lf_attnbench, session 20).
   for (int r = 0; r < t.rows; ++r) {
@@ -197,12 +197,17 @@ void attend_blocks(const AttentionTask& t) {
   // Softmax per (row, head) over its visible positions; weights in p.
   for (int r = 0; r < t.rows; ++r) {
     for (int h = 0; h < heads; ++h) {
-      float* o = t.out + r * t.q_stride + h * hd;
-      std::fill(o, o + hd, 0.0f);
       K::softmax(p + size_t(r * heads + h) * padded, t.limit[r],
                  t.mask ? t.mask + r * t.mask_stride : nullptr);
     }
   }
+  // The weighted values accumulate in the queries' place (pair g at acc + g * hd, read by the
+  // scores, free now) and go to t.out at the end. A pass's outputs lie a whole row of every
+  // head apart (q_stride), and at that stride a 16-row task's outputs crowd a few L1 sets
+  // beside the weights and values each block reads: loading them again every block took a
+  // fifth longer (lf_attnbench with the pass's stride, session 25).
+  float* acc = qf;
+  std::fill(acc, acc + size_t(pairs) * hd, 0.0f);
 
   // Weighted values. A task whose pairs all share each value load (decoding with a few query
   // heads per KV head) reads the cache's f16 values as they lie; more pairs convert each block
@@ -228,12 +233,16 @@ void attend_blocks(const AttentionTask& t) {
       if (mm <= 0) continue;
       for (int h = 0; h < heads; ++h) {
         w[np] = p + size_t(r * heads + h) * padded + j0;
-        out[np] = t.out + r * t.q_stride + h * hd;
+        out[np] = acc + size_t(r * heads + h) * hd;
         m[np] = mm;
         if (++np == K::kValuePairs) flush();
       }
     }
     flush();
+  }
+  for (int r = 0; r < t.rows; ++r) {
+    std::copy(acc + size_t(r) * heads * hd, acc + size_t(r + 1) * heads * hd,
+              t.out + r * t.q_stride);
   }
 }
 
