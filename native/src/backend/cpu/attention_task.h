@@ -64,7 +64,8 @@ inline int attention_score_stride(const AttentionTask& t) {
   return padded / 16 % 2 == 1 ? padded : padded + 16;
 }
 
-// Queries as f32 plus one score/weight row per (row, head).
+// Queries as f32 (then the weighted values' sums, attention_walk.h) plus one score/weight row
+// per (row, head).
 inline size_t attention_scratch_floats(const AttentionTask& t) {
   return size_t(t.rows) * t.heads * (t.head_dim + attention_score_stride(t));
 }

@@ -147,9 +147,9 @@ void attend_blocks(const AttentionTask& t) {
   const int hd = t.head_dim, heads = t.heads, pairs = t.rows * heads;
   int span = 0;  // positions any row may see
   for (int r = 0; r < t.rows; ++r) span = std::max(span, t.limit[r]);
-  const int padded = attention_score_stride(t);  // floats per score row
-  float* qf = t.scratch;                         // pairs x hd, pair g = row * heads + head
-  float* p = t.scratch + size_t(pairs) * hd;     // pairs x padded
+  const int score_stride = attention_score_stride(t);  // floats per pair's score row
+  float* qf = t.scratch;                               // pairs x hd, pair g = row * heads + head
+  float* p = t.scratch + size_t(pairs) * hd;           // pairs x score_stride
   // The walks below go row by row, then head by head (finding a pair's row by division cost
   // an integer divide per pair and block: 1-3 % of a 16-row task, lf_attnbench, session 20).
   for (int r = 0; r < t.rows; ++r) {
@@ -187,7 +187,7 @@ void attend_blocks(const AttentionTask& t) {
       if (j0 >= t.limit[r]) continue;
       for (int g = r * heads; g < (r + 1) * heads; ++g) {
         q[np] = qf + size_t(g) * hd;
-        out[np] = p + size_t(g) * padded + j0;
+        out[np] = p + size_t(g) * score_stride + j0;
         if (++np == K::kPairs) flush();
       }
     }
@@ -197,7 +197,7 @@ void attend_blocks(const AttentionTask& t) {
   // Softmax per (row, head) over its visible positions; weights in p.
   for (int r = 0; r < t.rows; ++r) {
     for (int h = 0; h < heads; ++h) {
-      K::softmax(p + size_t(r * heads + h) * padded, t.limit[r],
+      K::softmax(p + size_t(r * heads + h) * score_stride, t.limit[r],
                  t.mask ? t.mask + r * t.mask_stride : nullptr);
     }
   }
@@ -232,7 +232,7 @@ void attend_blocks(const AttentionTask& t) {
       const int mm = std::min(n, t.limit[r] - j0);
       if (mm <= 0) continue;
       for (int h = 0; h < heads; ++h) {
-        w[np] = p + size_t(r * heads + h) * padded + j0;
+        w[np] = p + size_t(r * heads + h) * score_stride + j0;
         out[np] = acc + size_t(r * heads + h) * hd;
         m[np] = mm;
         if (++np == K::kValuePairs) flush();
