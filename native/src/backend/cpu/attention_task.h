@@ -54,20 +54,10 @@ inline int attention_padded_span(const AttentionTask& t) {
   return (span + 15) / 16 * 16;
 }
 
-// Floats from one (row, head) pair's score row to the next: the padded span, made an odd
-// number of 64-byte lines. A block of positions reads every pair's row at the same offset,
-// and rows an even number of lines apart share L1 sets — 4 KiB apart (a span of 1024), the
-// 112 rows of a 16-row task in two sets (lf_attnbench: 16 rows, 1024 positions, 0.240 ms a
-// task at 4 KiB against 0.198 at 1040 positions, session 25).
-inline int attention_score_stride(const AttentionTask& t) {
-  const int padded = attention_padded_span(t);
-  return padded / 16 % 2 == 1 ? padded : padded + 16;
-}
-
 // Queries as f32 (then the weighted values' sums, attention_walk.h) plus one score/weight row
 // per (row, head).
 inline size_t attention_scratch_floats(const AttentionTask& t) {
-  return size_t(t.rows) * t.heads * (t.head_dim + attention_score_stride(t));
+  return size_t(t.rows) * t.heads * (t.head_dim + attention_padded_span(t));
 }
 
 }  // namespace

@@ -147,9 +147,9 @@ void attend_blocks(const AttentionTask& t) {
   const int hd = t.head_dim, heads = t.heads, pairs = t.rows * heads;
   int span = 0;  // positions any row may see
   for (int r = 0; r < t.rows; ++r) span = std::max(span, t.limit[r]);
-  const int score_stride = attention_score_stride(t);  // floats per pair's score row
-  float* qf = t.scratch;                               // pairs x hd, pair g = row * heads + head
-  float* p = t.scratch + size_t(pairs) * hd;           // pairs x score_stride
+  const int padded = attention_padded_span(t);
+  float* qf = t.scratch;                      // pairs x hd, pair g = row * heads + head
+  float* p = t.scratch + size_t(pairs) * hd;  // pairs x padded
   // The walks below go row by row, then head by head (finding a pair's row by division cost
   // an integer divide per pair and block: 1-3 % of a 16-row task, lf_attnbench, session 20).
   for (int r = 0; r < t.rows; ++r) {
@@ -187,7 +187,7 @@ void attend_blocks(const AttentionTask& t) {
       if (j0 >= t.limit[r]) continue;
       for (int g = r * heads; g < (r + 1) * heads; ++g) {
         q[np] = qf + size_t(g) * hd;
-        out[np] = p + size_t(g) * score_stride + j0;
+        out[np] = p + size_t(g) * padded + j0;
         if (++np == K::kPairs) flush();
       }
     }
@@ -197,15 +197,16 @@ void attend_blocks(const AttentionTask& t) {
   // Softmax per (row, head) over its visible positions; weights in p.
   for (int r = 0; r < t.rows; ++r) {
     for (int h = 0; h < heads; ++h) {
-      K::softmax(p + size_t(r * heads + h) * score_stride, t.limit[r],
+      K::softmax(p + size_t(r * heads + h) * padded, t.limit[r],
                  t.mask ? t.mask + r * t.mask_stride : nullptr);
     }
   }
   // The weighted values accumulate in the queries' place (pair g at acc + g * hd, read by the
-  // scores, free now) and go to t.out at the end. A pass's outputs lie a whole row of every
-  // head apart (q_stride), and at that stride a 16-row task's outputs crowd a few L1 sets
-  // beside the weights and values each block reads: loading them again every block took a
-  // fifth longer (lf_attnbench with the pass's stride, session 25).
+  // scores, free now) and go to t.out at the end. Accumulated in t.out, where a pass keeps a
+  // row's outputs for every head side by side (a task's rows q_stride apart), they were
+  // reloaded at every block from beyond L1: in 16-token passes of a 0.5B (2 threads, Zen 5)
+  // the values took 9.6 % of the samples, a third on those loads, against 5.5 % now, and the
+  // 16- and 32-token passes 5-12 % shorter (alternated A/Bs, BENCHMARKS.md, session 25).
   float* acc = qf;
   std::fill(acc, acc + size_t(pairs) * hd, 0.0f);
 
@@ -232,7 +233,7 @@ void attend_blocks(const AttentionTask& t) {
       const int mm = std::min(n, t.limit[r] - j0);
       if (mm <= 0) continue;
       for (int h = 0; h < heads; ++h) {
-        w[np] = p + size_t(r * heads + h) * score_stride + j0;
+        w[np] = p + size_t(r * heads + h) * padded + j0;
         out[np] = acc + size_t(r * heads + h) * hd;
         m[np] = mm;
         if (++np == K::kValuePairs) flush();
