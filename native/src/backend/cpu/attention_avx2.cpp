@@ -48,6 +48,9 @@ struct Vec8 {
   static Reg fmadd(Reg a, Reg b, Reg c) { return _mm256_fmadd_ps(a, b, c); }
   static Reg add(Reg a, Reg b) { return _mm256_add_ps(a, b); }
   static Reg mul(Reg a, Reg b) { return _mm256_mul_ps(a, b); }
+  // A value the walk loads once for several pairs stays in a register (add_weighted): an empty
+  // asm the compiler cannot see through, as packed_blocks.h's keep_running.
+  static void keep(Reg& v) { asm("" : "+x"(v)); }
 };
 
 // Lanes [0, k) set (k <= 8).

@@ -81,7 +81,15 @@ inline void add_weighted(const float* const* w, const int* m, const T* v, int st
   for (int i = 0; i < common; ++i) {
     typename V::Reg vi[NV];
 #pragma GCC unroll 8
-    for (int c = 0; c < NV; ++c) vi[c] = V::load(v + i * stride + V::kWidth * c);
+    for (int c = 0; c < NV; ++c) {
+      vi[c] = V::load(v + i * stride + V::kWidth * c);
+      // Kept in a register where V asks (V::keep: AVX2). Left free, GCC folds the load into
+      // every pair's multiply-add as a memory operand, so P pairs load each value P times:
+      // 10 loads per 8 multiply-adds at two pairs, against 6 here (lf_attnbench, 16 rows of a
+      // 0.5B task, Zen 5: 0.435 -> 0.386 ms; AVX-512's 32 registers fare better folded:
+      // 0.194 -> 0.224 ms with the same, so its V does not ask; BENCHMARKS.md, session 26).
+      if constexpr (P > 1 && requires { V::keep(vi[c]); }) V::keep(vi[c]);
+    }
 #pragma GCC unroll 8
     for (int g = 0; g < P; ++g) {
       const typename V::Reg wi = V::broadcast(w[g] + i);
