@@ -31,9 +31,13 @@ namespace {
 constexpr int kScoreBlock = 16;  // positions per block of scores (two vectors)
 constexpr int kBlock = 32;       // positions per block of weighted values
 constexpr int kMaxHeadDim = 256;
-// (row, head) pairs per call of transposed_scores: 12 accumulators beside two vectors of keys
-// per chain (four pairs over one vector: 6-13 % slower, lf_attnbench, session 20).
-constexpr int kPairs = 3;
+// (row, head) pairs per call of transposed_scores: 8 accumulators beside the four vectors of
+// keys, which stay in registers (Vec8::keep). Three pairs (12 accumulators) left GCC room for
+// two of the keys only, the other two folded into every pair's FMA as memory operands; with
+// all four kept, three pairs spill. Two pairs, keys kept: 16 rows of a 0.5B task 0.386 ->
+// 0.360 ms, of a 1.5B 0.606 -> 0.575 (lf_attnbench, 3 copies per build, Zen 5, session 26;
+// four pairs over one vector: 6-13 % slower, session 20).
+constexpr int kPairs = 2;
 constexpr int kValuePairs = 2;  // (row, head) pairs whose weighted values share each value load
 
 // 256-bit vectors for transposed_scores and add_weighted (attention_walk.h).
@@ -48,8 +52,9 @@ struct Vec8 {
   static Reg fmadd(Reg a, Reg b, Reg c) { return _mm256_fmadd_ps(a, b, c); }
   static Reg add(Reg a, Reg b) { return _mm256_add_ps(a, b); }
   static Reg mul(Reg a, Reg b) { return _mm256_mul_ps(a, b); }
-  // A value the walk loads once for several pairs stays in a register (add_weighted): an empty
-  // asm the compiler cannot see through, as packed_blocks.h's keep_running.
+  // A key or value the walk loads once for several pairs stays in a register
+  // (transposed_scores, add_weighted): an empty asm the compiler cannot see through, as
+  // packed_blocks.h's keep_running.
   static void keep(Reg& v) { asm("" : "+x"(v)); }
 };
 

@@ -36,6 +36,9 @@ inline void transposed_scores(const float* const* q, const T* kt, int ld, int hd
     for (int b = 0; b < NB; ++b) {
       k0[b] = V::load(kt + d * ld + b * V::kWidth);
       k1[b] = V::load(kt + (d + 1) * ld + b * V::kWidth);
+      // In registers where V asks (AVX2's 16 registers: see its kPairs), not reloaded as a
+      // memory operand of every pair's multiply-add.
+      if constexpr (P > 1 && requires { V::keep(k0[b]); }) V::keep(k0[b]), V::keep(k1[b]);
     }
 #pragma GCC unroll 8
     for (int g = 0; g < P; ++g) {
