@@ -79,32 +79,36 @@ inline float hmax(__m256 v) {
   return _mm_cvtss_f32(_mm_max_ss(m, _mm_movehdup_ps(m)));
 }
 
-// Softmax over s[0, lim) in place (masked positions become 0); false when nothing is
-// visible (then s holds zeros). The row is read and written in whole vectors up to lim
-// rounded up to 8 (the score row is padded to 16: attention_padded_span), the lanes past
-// lim set to -inf and so to 0: AMD's masked stores (vmaskmovps) are microcoded and slow.
-bool softmax_row(float* s, int lim, const uint8_t* mask) {
+// Softmax numerators over s[0, lim) in place, exp(s - max) (masked positions become 0), and
+// the inverse of their sum, by which the walk scales the weighted values' sums (0 when nothing
+// is visible: then s holds zeros). The row is read and written in whole vectors up to lim
+// rounded up to 8 (the score row is padded to 16: attention_padded_span), the lanes past lim
+// set to -inf and so to 0: AMD's masked stores (vmaskmovps) are microcoded and slow. The
+// maximum's pass writes back only what it hides (the mask, the lanes past lim).
+float softmax_row(float* s, int lim, const uint8_t* mask) {
   // The maximum eight lanes at a time; max is exact in any order.
   const __m256 ninf = _mm256_set1_ps(-INFINITY);
   __m256 vmax = ninf;
   for (int j = 0; j < lim; j += 8) {
     const int k = std::min(8, lim - j);
-    const __m256 in = _mm256_castsi256_ps(first_lanes(k));
-    __m256 v = _mm256_blendv_ps(ninf, _mm256_loadu_ps(s + j), in);
-    if (mask) {
-      int64_t m8 = 0;
-      std::memcpy(&m8, mask + j, k);
-      const __m256 hidden = _mm256_castsi256_ps(
-          _mm256_cmpeq_epi32(_mm256_cvtepu8_epi32(_mm_cvtsi64_si128(m8)), _mm256_setzero_si256()));
-      v = _mm256_blendv_ps(v, ninf, hidden);
+    __m256 v = _mm256_loadu_ps(s + j);
+    if (k < 8 || mask) {
+      v = _mm256_blendv_ps(ninf, v, _mm256_castsi256_ps(first_lanes(k)));
+      if (mask) {
+        int64_t m8 = 0;
+        std::memcpy(&m8, mask + j, k);
+        const __m256 hidden = _mm256_castsi256_ps(_mm256_cmpeq_epi32(
+            _mm256_cvtepu8_epi32(_mm_cvtsi64_si128(m8)), _mm256_setzero_si256()));
+        v = _mm256_blendv_ps(v, ninf, hidden);
+      }
+      _mm256_storeu_ps(s + j, v);
     }
-    _mm256_storeu_ps(s + j, v);
     vmax = _mm256_max_ps(vmax, v);
   }
   const float mx = hmax(vmax);
   if (mx == -INFINITY) {
     std::fill(s, s + lim, 0.0f);
-    return false;
+    return 0.0f;
   }
   const __m256 vmx = _mm256_set1_ps(mx);
   __m256 sum = _mm256_setzero_ps();
@@ -114,11 +118,7 @@ bool softmax_row(float* s, int lim, const uint8_t* mask) {
     _mm256_storeu_ps(s + j, e);
     sum = _mm256_add_ps(sum, e);
   }
-  const __m256 inv = _mm256_set1_ps(1.0f / hsum(sum));
-  for (int j = 0; j < lim; j += 8) {
-    _mm256_storeu_ps(s + j, _mm256_mul_ps(_mm256_loadu_ps(s + j), inv));
-  }
-  return true;
+  return 1.0f / hsum(sum);
 }
 
 // The vector width's pieces of attend_blocks (attention_walk.h).
@@ -132,7 +132,7 @@ struct Avx2Pieces {
                      float* const* out) {
     transposed_scores<Vec8, P, 2>(q, kt, ld, hd, scale, out);
   }
-  static void softmax(float* s, int lim, const uint8_t* mask) { softmax_row(s, lim, mask); }
+  static float softmax(float* s, int lim, const uint8_t* mask) { return softmax_row(s, lim, mask); }
   static void round_query(const float* q, float* qf, int hd) { round_query_f16c(q, qf, hd); }
   static void values(const AttentionTask& t, int j0, int n, float* vf) {
     values_f16c(t, j0, n, vf);

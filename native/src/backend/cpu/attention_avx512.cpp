@@ -58,9 +58,10 @@ void keys16(const AttentionTask& t, int j0, float* kt) {
     _mm512_store_ps(kt + d * kScoreBlock, Vec16::load(kb + d * kKeyBlock));
 }
 
-// Softmax over s[0, lim) in place (masked positions become 0); false when nothing is
-// visible (then s holds zeros).
-bool softmax_row(float* s, int lim, const uint8_t* mask) {
+// Softmax numerators over s[0, lim) in place, exp(s - max) (masked positions become 0), and
+// the inverse of their sum, by which the walk scales the weighted values' sums (0 when nothing
+// is visible: then s holds zeros).
+float softmax_row(float* s, int lim, const uint8_t* mask) {
   // The maximum sixteen lanes at a time (a scalar loop's chain of dependent max was a sixth
   // of attention's time); max is exact in any order, so the result is the scalar loop's.
   const __m512 ninf = _mm512_set1_ps(-INFINITY);
@@ -79,7 +80,7 @@ bool softmax_row(float* s, int lim, const uint8_t* mask) {
   const float mx = _mm512_reduce_max_ps(vmax);
   if (mx == -INFINITY) {
     std::fill(s, s + lim, 0.0f);
-    return false;
+    return 0.0f;
   }
   const __m512 vmx = _mm512_set1_ps(mx);
   __m512 sum = _mm512_setzero_ps();
@@ -95,14 +96,7 @@ bool softmax_row(float* s, int lim, const uint8_t* mask) {
     _mm512_mask_storeu_ps(s + j, k, e);
     sum = _mm512_add_ps(sum, _mm512_maskz_mov_ps(k, e));
   }
-  const __m512 inv = _mm512_set1_ps(1.0f / _mm512_reduce_add_ps(sum));
-  for (j = 0; j + 16 <= lim; j += 16)
-    _mm512_storeu_ps(s + j, _mm512_mul_ps(_mm512_loadu_ps(s + j), inv));
-  if (j < lim) {
-    const __mmask16 k = static_cast<__mmask16>((1u << (lim - j)) - 1);
-    _mm512_mask_storeu_ps(s + j, k, _mm512_mul_ps(_mm512_maskz_loadu_ps(k, s + j), inv));
-  }
-  return true;
+  return 1.0f / _mm512_reduce_add_ps(sum);
 }
 
 // The vector width's pieces of attend_blocks (attention_walk.h).
@@ -116,7 +110,7 @@ struct Avx512Pieces {
                      float* const* out) {
     transposed_scores<Vec16, P>(q, kt, ld, hd, scale, out);
   }
-  static void softmax(float* s, int lim, const uint8_t* mask) { softmax_row(s, lim, mask); }
+  static float softmax(float* s, int lim, const uint8_t* mask) { return softmax_row(s, lim, mask); }
   static void round_query(const float* q, float* qf, int hd) { round_query_f16c(q, qf, hd); }
   static void values(const AttentionTask& t, int j0, int n, float* vf) {
     values_f16c(t, j0, n, vf);

@@ -86,10 +86,11 @@ inline float32x4_t exp4(float32x4_t x) {
   return vmulq_f32(vmulq_f32(p, pow2(h)), pow2(vsubq_s32(ni, h)));
 }
 
-// Softmax over s[0, lim) in place (masked positions become 0); false when nothing is
-// visible (then s holds zeros). Whole vectors up to lim rounded up to 4 (the score row is
+// Softmax numerators over s[0, lim) in place, exp(s - max) (masked positions become 0), and
+// the inverse of their sum, by which the walk scales the weighted values' sums (0 when nothing
+// is visible: then s holds zeros). Whole vectors up to lim rounded up to 4 (the score row is
 // padded to 16: attention_padded_span), the lanes past lim set to -inf and so to 0.
-bool softmax_row(float* s, int lim, const uint8_t* mask) {
+float softmax_row(float* s, int lim, const uint8_t* mask) {
   const float32x4_t ninf = vdupq_n_f32(-INFINITY);
   const int32x4_t lane = {0, 1, 2, 3};
   float32x4_t vmax = ninf;
@@ -108,7 +109,7 @@ bool softmax_row(float* s, int lim, const uint8_t* mask) {
   const float mx = vmaxvq_f32(vmax);
   if (mx == -INFINITY) {
     std::fill(s, s + lim, 0.0f);
-    return false;
+    return 0.0f;
   }
   const float32x4_t vmx = vdupq_n_f32(mx);
   float32x4_t sum = vdupq_n_f32(0.0f);
@@ -117,9 +118,7 @@ bool softmax_row(float* s, int lim, const uint8_t* mask) {
     vst1q_f32(s + j, e);
     sum = vaddq_f32(sum, e);
   }
-  const float inv = 1.0f / vaddvq_f32(sum);
-  for (int j = 0; j < lim; j += 4) vst1q_f32(s + j, vmulq_n_f32(vld1q_f32(s + j), inv));
-  return true;
+  return 1.0f / vaddvq_f32(sum);
 }
 
 // 128-bit vectors for add_weighted (attention_walk.h).
@@ -134,7 +133,7 @@ struct NeonPieces {
                      float* const* out) {
     transposed_scores<Vec4, P>(q, kt, ld, hd, scale, out);
   }
-  static void softmax(float* s, int lim, const uint8_t* mask) { softmax_row(s, lim, mask); }
+  static float softmax(float* s, int lim, const uint8_t* mask) { return softmax_row(s, lim, mask); }
   // Rounded to f16 and back by fcvtn (nearest even, FPCR's default mode), as F16C does.
   static void round_query(const float* q, float* qf, int hd) {
     for (int d = 0; d < hd; d += 4) vst1q_f32(qf + d, vcvt_f32_f16(vcvt_f16_f32(vld1q_f32(q + d))));

@@ -54,10 +54,10 @@ inline int attention_padded_span(const AttentionTask& t) {
   return (span + 15) / 16 * 16;
 }
 
-// Queries as f32 (then the weighted values' sums, attention_walk.h) plus one score/weight row
-// per (row, head).
+// Queries as f32 (then the weighted values' sums, attention_walk.h), one score/weight row and
+// the inverse of its softmax's sum per (row, head).
 inline size_t attention_scratch_floats(const AttentionTask& t) {
-  return size_t(t.rows) * t.heads * (t.head_dim + attention_padded_span(t));
+  return size_t(t.rows) * t.heads * (t.head_dim + attention_padded_span(t) + 1);
 }
 
 }  // namespace

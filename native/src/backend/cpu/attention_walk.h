@@ -148,7 +148,8 @@ inline void add_values_in_chunks(int np, const float* const* w, const int* m, co
 //                                           kt, dimension-major (transposed_scores)
 //   scores<P>(q, kt, ld, hd, scale, out)    P pairs' scores against that block (or against the
 //                                           cache's f16 block itself: ld = kKeyBlock)
-//   softmax(s, lim, mask)                   in place over s[0, lim)
+//   softmax(s, lim, mask)                   the numerators exp(s - max) in place over
+//                                           s[0, lim), returning 1 / their sum (0: none)
 //   add_values(np, w, m, v, stride, hd, out) np pairs' weighted values over every dimension,
 //                                           position i's values (f32 or f16) at v + i * stride
 // Every (row, head) pair sees the same float operations whatever the task holds, so a batched
@@ -161,6 +162,7 @@ void attend_blocks(const AttentionTask& t) {
   const int padded = attention_padded_span(t);
   float* qf = t.scratch;                      // pairs x hd, pair g = row * heads + head
   float* p = t.scratch + size_t(pairs) * hd;  // pairs x padded
+  float* inv = p + size_t(pairs) * padded;    // pairs: 1 / each softmax's sum
   // The walks below go row by row, then head by head (finding a pair's row by division cost
   // an integer divide per pair and block: 1-3 % of a 16-row task, lf_attnbench, session 20).
   for (int r = 0; r < t.rows; ++r) {
@@ -205,16 +207,19 @@ void attend_blocks(const AttentionTask& t) {
     flush();
   }
 
-  // Softmax per (row, head) over its visible positions; weights in p.
+  // Softmax per (row, head) over its visible positions: its numerators in p, the inverse of
+  // their sum in inv, applied to the weighted values' sums at the end (hd multiplies a pair
+  // where normalizing the weights took one per position, and a pass over every score row:
+  // BENCHMARKS.md, session 26).
   for (int r = 0; r < t.rows; ++r) {
     for (int h = 0; h < heads; ++h) {
-      K::softmax(p + size_t(r * heads + h) * padded, t.limit[r],
-                 t.mask ? t.mask + r * t.mask_stride : nullptr);
+      inv[r * heads + h] = K::softmax(p + size_t(r * heads + h) * padded, t.limit[r],
+                                      t.mask ? t.mask + r * t.mask_stride : nullptr);
     }
   }
   // The weighted values accumulate in the queries' place (pair g at acc + g * hd, read by the
-  // scores, free now) and go to t.out at the end. Accumulated in t.out, where a pass keeps a
-  // row's outputs for every head side by side (a task's rows q_stride apart), they were
+  // scores, free now) and go to t.out at the end, times inv. Accumulated in t.out, where a pass
+  // keeps a row's outputs for every head side by side (a task's rows q_stride apart), they were
   // reloaded at every block from beyond L1: in 16-token passes of a 0.5B (2 threads, Zen 5)
   // the values took 9.6 % of the samples, a third on those loads, against 5.5 % now, and the
   // 16- and 32-token passes 5-12 % shorter (alternated A/Bs, BENCHMARKS.md, session 25).
@@ -252,9 +257,10 @@ void attend_blocks(const AttentionTask& t) {
     }
     flush();
   }
-  for (int r = 0; r < t.rows; ++r) {
-    std::copy(acc + size_t(r) * heads * hd, acc + size_t(r + 1) * heads * hd,
-              t.out + r * t.q_stride);
+  for (int g = 0; g < pairs; ++g) {
+    const float* a = acc + size_t(g) * hd;
+    float* o = t.out + (g / heads) * t.q_stride + (g % heads) * hd;
+    for (int d = 0; d < hd; ++d) o[d] = a[d] * inv[g];
   }
 }
 
