@@ -52,10 +52,9 @@ struct Vec8 {
   static Reg fmadd(Reg a, Reg b, Reg c) { return _mm256_fmadd_ps(a, b, c); }
   static Reg add(Reg a, Reg b) { return _mm256_add_ps(a, b); }
   static Reg mul(Reg a, Reg b) { return _mm256_mul_ps(a, b); }
-  // A key or value the walk loads once for several pairs stays in a register
-  // (transposed_scores, add_weighted): an empty asm the compiler cannot see through, as
-  // packed_blocks.h's keep_running.
-  static void keep(Reg& v) { asm("" : "+x"(v)); }
+  // Keys and values the walk loads once for several pairs stay in registers (keep_shared,
+  // attention_walk.h).
+  static void keep(Reg& v) { keep_in_register(v); }
 };
 
 // Lanes [0, k) set (k <= 8).

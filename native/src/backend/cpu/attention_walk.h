@@ -14,6 +14,19 @@ namespace leapfrog::cpu {
 
 namespace {
 
+// A vector that P pairs share (a block's keys, a position's values), kept in a register where
+// V asks (V::keep: AVX2). Left free, GCC folds its load into every pair's multiply-add as a
+// memory operand, so P pairs load it P times: in AVX2's values 10 loads per 8 multiply-adds
+// at two pairs, against 6 kept; in its scores, with 3 pairs, two of the four key vectors
+// reloaded by every pair (lf_attnbench, 16 rows of a 0.5B task, Zen 5: 0.435 -> 0.386 ms for
+// the values, 0.386 -> 0.360 for the keys with 2 pairs a call: see kPairs there). AVX-512's
+// 32 registers fare better folded (0.194 -> 0.224 ms with the same), so its V does not ask;
+// BENCHMARKS.md, session 26.
+template <class V, int P>
+inline void keep_shared(typename V::Reg& v) {
+  if constexpr (P > 1 && requires { V::keep(v); }) V::keep(v);
+}
+
 // Scores of P (row, head) pairs against NB * V::kWidth positions whose keys lie
 // dimension-major (dimension d of position i at kt[d * ld + i], as the cache keeps them:
 // cpu_kv.h), f32 (converted once for many pairs) or the cache's f16 (T = uint16_t, converted as
@@ -36,9 +49,8 @@ inline void transposed_scores(const float* const* q, const T* kt, int ld, int hd
     for (int b = 0; b < NB; ++b) {
       k0[b] = V::load(kt + d * ld + b * V::kWidth);
       k1[b] = V::load(kt + (d + 1) * ld + b * V::kWidth);
-      // In registers where V asks (AVX2's 16 registers: see its kPairs), not reloaded as a
-      // memory operand of every pair's multiply-add.
-      if constexpr (P > 1 && requires { V::keep(k0[b]); }) V::keep(k0[b]), V::keep(k1[b]);
+      keep_shared<V, P>(k0[b]);
+      keep_shared<V, P>(k1[b]);
     }
 #pragma GCC unroll 8
     for (int g = 0; g < P; ++g) {
@@ -86,12 +98,7 @@ inline void add_weighted(const float* const* w, const int* m, const T* v, int st
 #pragma GCC unroll 8
     for (int c = 0; c < NV; ++c) {
       vi[c] = V::load(v + i * stride + V::kWidth * c);
-      // Kept in a register where V asks (V::keep: AVX2). Left free, GCC folds the load into
-      // every pair's multiply-add as a memory operand, so P pairs load each value P times:
-      // 10 loads per 8 multiply-adds at two pairs, against 6 here (lf_attnbench, 16 rows of a
-      // 0.5B task, Zen 5: 0.435 -> 0.386 ms; AVX-512's 32 registers fare better folded:
-      // 0.194 -> 0.224 ms with the same, so its V does not ask; BENCHMARKS.md, session 26).
-      if constexpr (P > 1 && requires { V::keep(vi[c]); }) V::keep(vi[c]);
+      keep_shared<V, P>(vi[c]);
     }
 #pragma GCC unroll 8
     for (int g = 0; g < P; ++g) {
@@ -257,10 +264,13 @@ void attend_blocks(const AttentionTask& t) {
     }
     flush();
   }
-  for (int g = 0; g < pairs; ++g) {
-    const float* a = acc + size_t(g) * hd;
-    float* o = t.out + (g / heads) * t.q_stride + (g % heads) * hd;
-    for (int d = 0; d < hd; ++d) o[d] = a[d] * inv[g];
+  for (int r = 0; r < t.rows; ++r) {
+    for (int h = 0; h < heads; ++h) {
+      const int g = r * heads + h;
+      const float* a = acc + size_t(g) * hd;
+      float* o = t.out + r * t.q_stride + h * hd;
+      for (int d = 0; d < hd; ++d) o[d] = a[d] * inv[g];
+    }
   }
 }
 

@@ -13,6 +13,15 @@ namespace leapfrog::cpu::avx2 {
 // shared copy of a function could carry the wrong set's instructions.
 namespace {
 
+// An empty asm GCC cannot look through: v is taken to change here, so GCC keeps it in a
+// register as it stands, rather than folding its load into each of its uses as a memory
+// operand (attention_walk.h's shared keys and values) or regrouping a running integer sum
+// into a tree that spills (packed_blocks.h). The value itself is unchanged.
+template <class Reg>
+inline void keep_in_register(Reg& v) {
+  asm("" : "+x"(v));
+}
+
 // F16C scalar conversion for block scales.
 inline float h2f(uint16_t h) { return _cvtsh_ss(h); }
 

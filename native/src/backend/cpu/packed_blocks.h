@@ -22,12 +22,11 @@ using avx2::load256;
 
 // ---- products ---------------------------------------------------------------------------
 
-// Keeps a running integer sum in order. Integer adds are associative, so GCC, left free,
-// computes all of a block's products for every activation row first and adds them as a tree,
-// spilling the products to the stack (seen in the disassembly of the Q8_0 and Q4_K tiles). The
-// empty asm makes each partial sum a value GCC cannot look through. The integers are the same
-// either way.
-inline void keep_running(__m256i& v) { asm("" : "+x"(v)); }
+// Running integer sums go through keep_in_register (avx2_common.h) to stay in order. Integer
+// adds are associative, so GCC, left free, computes all of a block's products for every
+// activation row first and adds them as a tree, spilling the products to the stack (seen in
+// the disassembly of the Q8_0 and Q4_K tiles). The integers are the same either way.
+using avx2::keep_in_register;
 
 // Signed weights of slice s (8 rows x 4 inputs) of a packed block.
 inline __m256i slice(const BlockQ8_0x8& x, int s) { return load256(x.qs + 32 * s); }
@@ -126,7 +125,7 @@ void tile(const Block* x, const uint8_t* a, size_t as, float* y, size_t ldy, int
                                ? _mm256_set1_epi32(four)
                                : _mm256_sign_epi8(_mm256_set1_epi32(four), wv);
         acc[c] = Step::dot(acc[c], aw, av);
-        keep_running(acc[c]);
+        keep_in_register(acc[c]);
       }
     }
     const __m256 dw = f16x8(x[b].d);
@@ -189,10 +188,10 @@ void tile_iq4_xs(const BlockIQ4_XSx8* x, const uint8_t* a, size_t as, float* y, 
           const __m256i av = _mm256_sign_epi8(_mm256_set1_epi32(four), wv);
           if constexpr (kScaledDot) {
             tot[c] = Step::dot_scaled(tot[c], aw, av, sc16);
-            keep_running(tot[c]);
+            keep_in_register(tot[c]);
           } else {
             p[c] = Step::dot(p[c], aw, av);
-            keep_running(p[c]);
+            keep_in_register(p[c]);
           }
         }
       }
@@ -282,7 +281,7 @@ void tile_q4_k(const BlockQ4_Kx8* x, const uint8_t* a, size_t as, float* y, size
           } else {
             p[c] = _mm256_add_epi16(p[c], _mm256_maddubs_epi16(wq, _mm256_set1_epi32(four)));
           }
-          if constexpr (C > 1) keep_running(p[c]);
+          if constexpr (C > 1) keep_in_register(p[c]);
         }
         if constexpr (kQuadsByDot) {
           if (s % 4 == 3) {  // a quad's sum, scaled into tot; the next quad starts at 0
