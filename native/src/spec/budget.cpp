@@ -18,11 +18,11 @@ double BudgetController::pass_cost(int n) const {
   return 1 + kRowShare * n;
 }
 
-int BudgetController::choose(int d, double draft_ms_per_token, double setup_ms) const {
+int BudgetController::choose(int d, double draft_ms_per_token, double setup_ms, int band) const {
   int best_k = 0;
   double best_rate = rate(d, 0, 0);  // a plain pass: no draft, nothing to set up
   for (int k = 1; k <= cap_; ++k) {
-    const double r = rate(d, k, draft_ms_per_token, setup_ms);
+    const double r = rate(d, k, draft_ms_per_token, setup_ms, band);
     if (r > best_rate * 1.0001) {
       best_rate = r;
       best_k = k;
@@ -31,8 +31,9 @@ int BudgetController::choose(int d, double draft_ms_per_token, double setup_ms) 
   return best_k;
 }
 
-double BudgetController::rate(int d, int k, double draft_ms_per_token, double setup_ms) const {
-  const double a = acceptance_[d];
+double BudgetController::rate(int d, int k, double draft_ms_per_token, double setup_ms,
+                              int band) const {
+  const double a = acceptance_[d][band];
   double expected = 1, term = 1;  // tokens per pass: 1 + a + ... + a^k
   for (int i = 0; i < k; ++i) expected += term *= a;
   return expected / (pass_cost(k + 1) + k * draft_ms_per_token + setup_ms);
@@ -88,9 +89,9 @@ void BudgetController::remember(SpeculationLearned& learned,
   }
 }
 
-void BudgetController::record_verdict(int d, int drafted, int accepted) {
+void BudgetController::record_verdict(int d, int drafted, int accepted, int band) {
   if (drafted <= 0) return;
-  double& a = acceptance_[d];
+  double& a = acceptance_[d][band];
   blend_verdict(drafted, accepted, [&](int) -> double& { return a; });
   if (a < 0.05) a = 0.05;
   if (a > 0.98) a = 0.98;

@@ -1,6 +1,8 @@
 // Picks the draft length for each pass to maximise tokens per second, from two running
 // measurements: what a target pass over n tokens costs on this backend, and how often a
-// drafted token is accepted — per drafter, as a lookup and a draft model differ. With
+// drafted token is accepted — per drafter, as a lookup and a draft model differ, and per
+// band of the drafter's confidence (Drafter::band), as a lookup's long match and its
+// one-token match differ. With
 // acceptance rate a per token, a draft of k tokens yields on average 1 + a + a^2 + ... + a^k
 // tokens per pass, at cost(k + 1) + k * draft_cost.
 #pragma once
@@ -34,17 +36,20 @@ class BudgetController {
 
   int cap() const { return cap_; }
   // Draft length for the next pass (0..cap) from drafter `d` (its index in the order the
-  // loop asks them), given its cost per token and its fixed cost to start a draft.
-  int choose(int d, double draft_ms_per_token, double setup_ms = 0) const;
-  // Expected tokens per millisecond of a pass that verifies k tokens from drafter d, its
-  // draft costing k * draft_ms_per_token + setup_ms.
-  double rate(int d, int k, double draft_ms_per_token, double setup_ms = 0) const;
+  // loop asks them) in confidence band `band`, given its cost per token and its fixed cost
+  // to start a draft.
+  int choose(int d, double draft_ms_per_token, double setup_ms = 0, int band = 0) const;
+  // Expected tokens per millisecond of a pass that verifies k tokens from drafter d in
+  // `band`, its draft costing k * draft_ms_per_token + setup_ms.
+  double rate(int d, int k, double draft_ms_per_token, double setup_ms = 0, int band = 0) const;
   // A pass's measured cost; the first pass larger than every earlier one is not counted
   // (see largest_). Sizes not measured for kStalePasses passes drift toward what this one
   // predicts for them (see record_pass).
   void record_pass(int n_tokens, double ms);
-  void record_verdict(int d, int drafted, int accepted);
-  double acceptance(int d) const { return acceptance_[d]; }
+  void record_verdict(int d, int drafted, int accepted, int band = 0);
+  double acceptance(int d, int band = 0) const { return acceptance_[d][band]; }
+  // Where drafter d's band starts before any verdict (Drafter::prior_acceptance).
+  void set_prior(int d, int band, double a) { acceptance_[d][band] = a; }
   // Cost estimate of a pass over n tokens (ms), from measurements and interpolation.
   double pass_cost(int n) const;
   // What it has learned, from and into a session's memory (learned.h); `names[d]` is drafter
@@ -54,8 +59,12 @@ class BudgetController {
 
  private:
   int cap_;
-  // Per drafter; an optimistic start, so that each gets tried.
-  std::array<double, kMaxDrafters> acceptance_{0.7, 0.7, 0.7, 0.7};
+  // Per drafter and band; an optimistic start, so that each gets tried (set_prior).
+  std::array<std::array<double, kAcceptanceBands>, kMaxDrafters> acceptance_ = [] {
+    std::array<std::array<double, kAcceptanceBands>, kMaxDrafters> a;
+    for (auto& d : a) d.fill(0.7);
+    return a;
+  }();
   std::array<double, kMaxBatch + 1> cost_{};  // EMA of measured ms, 0 = unmeasured
   // Passes recorded, and the count when each size was last measured.
   long passes_ = 0;

@@ -50,6 +50,14 @@ class Drafter {
   // `drafted` tokens were accepted, and the next, if any, refuted. Drafters that learn from
   // it (a draft model calibrating where it stops) override it.
   virtual void verdict(int /*drafted*/, int /*accepted*/) {}
+  // How sure the drafter is of its last proposal, as a band in [0, kAcceptanceBands): the
+  // budget keeps one acceptance per band, so a drafter whose drafts differ in kind (a
+  // lookup's long match and its one-token match) is not priced by their average. A drafter
+  // that costs nothing is asked for its longest draft first and its band then decides how
+  // much of the draft is verified (spec/speculative.cpp, draft()).
+  virtual int band() const { return 0; }
+  // The acceptance a band starts from, before any verdict (optimistic, so each gets tried).
+  virtual double prior_acceptance(int /*band*/) const { return 0.7; }
   // Cost of drafting one token, in milliseconds (0 for lookups): the budget weighs it.
   virtual double ms_per_token() const { return 0; }
   // Cost of starting a draft after `context`, beyond ms_per_token per token (ms): a draft

@@ -13,6 +13,10 @@
 
 namespace leapfrog {
 
+// How many confidence bands a drafter may sort its drafts into (Drafter::band): the budget
+// keeps one acceptance per drafter and band.
+inline constexpr int kAcceptanceBands = 3;
+
 struct SpeculationLearned {
   // BudgetController's: running cost (ms) of a target pass over n tokens (0: not measured),
   // and the most tokens any pass has had (a larger one is the first to grow its buffers).
@@ -21,8 +25,9 @@ struct SpeculationLearned {
   // Passes recorded, and the count at each size's last measurement (stale sizes drift).
   long passes = 0;
   std::array<long, kMaxPassTokens + 1> pass_measured_at{};
-  // Per drafter (Drafter::name()): the per-token acceptance the budget weighs its drafts by.
-  std::map<std::string, double> acceptance;
+  // Per drafter (Drafter::name()) and band: the per-token acceptance the budget weighs its
+  // drafts by.
+  std::map<std::string, std::array<double, kAcceptanceBands>> acceptance;
 
   // ModelDrafter's, once it has run: its chains' first-forward and per-token costs, catch-up
   // cost per token, and acceptance per draft-probability band.

@@ -12,10 +12,11 @@ DraftPolicy make_draft_policy(const SpeculationConfig& spec, Session* draft,
   const bool model = (spec.mode == SpecMode::Auto || spec.mode == SpecMode::Draft) && draft;
   // The lookup comes first: its proposal is free, and the loop runs the draft model only
   // when its expected rate beats the lookup's draft in hand (spec/speculative.cpp, draft()).
-  // (Repeats of 3+ tokens and of 2 as two lookups, each with its own acceptance, measured no
-  // better on the bundled pair once the draft model had to beat them.)
+  // It matches from one token on: each match length's band has its own acceptance
+  // (NgramDrafter::band), and a one-token match's first token, accepted about a third of the
+  // time, pays for its row where a pass of two tokens costs little more than one.
   if (lookup) {
-    auto ngram = std::make_unique<NgramDrafter>(2);
+    auto ngram = std::make_unique<NgramDrafter>(1);
     ngram->set_corpus({corpus.begin(), corpus.end()});
     p.order.push_back(ngram.get());
     p.owned.push_back(std::move(ngram));

@@ -46,6 +46,9 @@ class SpecLoop {
         learned_(learned) {
     for (size_t i = 0; i < drafters_.size() && i < names_.size(); ++i) {
       names_[i] = drafters_[i]->name();
+      for (int b = 0; b < kAcceptanceBands; ++b) {
+        budget_.set_prior(static_cast<int>(i), b, drafters_[i]->prior_acceptance(b));
+      }
     }
     if (learned_) {
       budget_.recall(*learned_, drafter_names());
@@ -129,9 +132,10 @@ class SpecLoop {
 
   // Phase 1 — draft: as many tokens as the budget says pay off (and room allows). With an
   // adaptive budget every drafter is weighed by the tokens per millisecond it is expected to
-  // yield (BudgetController::rate): a lookup's proposal is free, so it is made and weighed;
-  // a draft model costs, so it runs only when its expected rate beats the draft in hand.
-  // With a fixed budget the first drafter that proposes wins.
+  // yield (BudgetController::rate): a lookup's proposal is free, so it is made as long as it
+  // can be and cut to what its confidence band's acceptance pays for; a draft model costs,
+  // so it runs only when its expected rate beats the draft in hand. With a fixed budget the
+  // first drafter that proposes wins.
   void draft() {
     const auto t0 = Clock::now();
     tree_.clear();
@@ -144,7 +148,16 @@ class SpecLoop {
     for (int i = 0; i < asked; ++i) {
       Drafter* d = drafters_[i];
       const double cost = d->ms_per_token(), setup = cost > 0 ? d->setup_ms(history_) : 0;
-      int k = adaptive ? budget_.choose(i, cost, setup) : budget_.cap();
+      const bool free_first = adaptive && cost <= 0;
+      int k = adaptive ? 0 : budget_.cap(), band = 0;
+      if (free_first) {
+        propose(*d, std::min(budget_.cap(), room));
+        if (candidate_.size() == 0) continue;
+        band = band_of(*d);
+        k = budget_.choose(i, 0, 0, band);
+      } else if (adaptive) {
+        k = budget_.choose(i, cost, setup);
+      }
       bool probe = false;
       if (k == 0 && tree_.size() == 0 && ++passes_without_draft_[i] >= kProbeEvery) {
         k = std::min(2, budget_.cap());
@@ -158,15 +171,23 @@ class SpecLoop {
         const double bar = tree_.size() > 0 ? best : budget_.rate(i, 0, 0);
         if (budget_.rate(i, k, cost, setup) <= bar) continue;
       }
-      propose(*d, k);
+      if (free_first) {
+        // Nodes come after their parents: the first k are a draft of their own.
+        candidate_.tokens.resize(std::min(candidate_.size(), size_t(k)));
+        candidate_.parents.resize(candidate_.tokens.size());
+      } else {
+        propose(*d, k);
+        band = band_of(*d);
+      }
       if (candidate_.size() == 0) continue;
       passes_without_draft_[i] = 0;
       // What is drafted is paid for: weigh it by what its verification yields.
-      const double r = budget_.rate(i, static_cast<int>(candidate_.size()), 0);
+      const double r = budget_.rate(i, static_cast<int>(candidate_.size()), 0, 0, band);
       if (tree_.size() == 0 || r > best) {
         std::swap(tree_, candidate_);
         best = r;
         drafted_by_ = i;
+        drafted_band_ = band;
       }
       if (!adaptive) break;
     }
@@ -231,7 +252,7 @@ class SpecLoop {
     st_.drafted += static_cast<int>(tree_.size());
     st_.accepted += accepted;
     if (drafted_by_ >= 0) {
-      budget_.record_verdict(drafted_by_, static_cast<int>(tree_.size()), accepted);
+      budget_.record_verdict(drafted_by_, static_cast<int>(tree_.size()), accepted, drafted_band_);
       if (!branched_) drafters_[drafted_by_]->verdict(static_cast<int>(tree_.size()), accepted);
     }
     return go_on;
@@ -256,6 +277,7 @@ class SpecLoop {
   std::span<const char* const> drafter_names() const {
     return {names_.data(), std::min(drafters_.size(), names_.size())};
   }
+  static int band_of(const Drafter& d) { return std::clamp(d.band(), 0, kAcceptanceBands - 1); }
   const float* row(int node) const {
     return pass_rows_.data() + static_cast<size_t>(node) * n_vocab_;
   }
@@ -301,7 +323,8 @@ class SpecLoop {
   int32_t forced_ = -1;  // a token already drawn by rejection sampling
   // Per drafter: passes since it last drafted while the budget gave it nothing.
   std::array<int, BudgetController::kMaxDrafters> passes_without_draft_{};
-  int drafted_by_ = -1;  // which drafter (index in drafters_) made this pass's draft
+  int drafted_by_ = -1;   // which drafter (index in drafters_) made this pass's draft
+  int drafted_band_ = 0;  // and in which of its confidence bands
   DraftTree tree_, candidate_;
   std::vector<int32_t> chain_, batch_, parents_, path_, children_, child_tokens_;
   bool branched_ = false;
