@@ -89,19 +89,10 @@ int64_t split_rows(const WeightView* const* ws, const int* ns, int count, int th
                              (rows + kMaxPackGroup - 1) / kMaxPackGroup * kMaxPackGroup);
   };
   const int64_t target_chunks = int64_t(threads) * 8;
-  int64_t floor_rows =
+  const int64_t floor_rows =
       std::min(whole_groups(min_rows), whole_groups(total_rows / std::max(threads, 1)));
-  int64_t chunk =
+  const int64_t chunk =
       std::max(floor_rows, whole_groups((total_rows + target_chunks - 1) / target_chunks));
-  if (chunk == floor_rows && threads > 1) {
-    // The floor binds: a few tasks in all. As many of equal size per thread as the floor
-    // allows, and none shrunk, or the threads' shares differ by a whole task: the bundled
-    // model's FFN down product (512 rows of 1,536 inputs, a floor of 176 rows) went as 176 +
-    // 176 + 160 rows, one thread two of them, the other waiting a third of the product.
-    const int64_t per_thread = std::max<int64_t>(1, total_rows / floor_rows / threads);
-    chunk = floor_rows =
-        whole_groups((total_rows + per_thread * threads - 1) / (per_thread * threads));
-  }
   tasks.clear();
   int64_t left = total_rows;
   for (int j = 0; j < count; ++j) {
