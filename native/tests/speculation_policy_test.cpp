@@ -196,6 +196,26 @@ TEST(draft_model_charges_its_catch_up) {
   CHECK(drafter.setup_ms(context) > one_behind);
 }
 
+// A draft model's per-token cost is measured by chains of two tokens or more; one that the
+// budget gives one token at a time still learns it from its first forwards, which cost no
+// less than a step. (With the per-token figure stuck at a dear prior, the budget never asked
+// for the longer chain that would have measured it.)
+TEST(draft_model_prices_its_steps_from_one_token_chains) {
+  RandomDraft rd("policy_step_cost");
+  ModelDrafter& drafter = rd.drafter;
+  SpeculationLearned dear;
+  dear.draft_model = {
+      true, /*first_ms=*/50.0, /*ms_per_token=*/1000.0, 0.1, {0.2, 0.45, 0.6, 0.85}};
+  drafter.recall(dear);
+  std::atomic<bool> abort{false};
+  std::vector<int32_t> context = {3, 1, 4, 1, 5, 9, 2, 6};
+  drafter.prefill(context, abort);
+  std::vector<int32_t> out;
+  drafter.propose(context, 1, out, abort);
+  CHECK_EQ(out.size(), size_t(1));
+  CHECK(drafter.ms_per_token() < 100.0);
+}
+
 namespace {
 
 std::vector<std::string> names(const DraftPolicy& p) {

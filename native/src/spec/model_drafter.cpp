@@ -51,6 +51,11 @@ int ModelDrafter::draft_chain(std::span<const int32_t> context, int max_len,
     catch_up_ms_per_token_ = 0.7 * catch_up_ms_per_token_ + 0.3 * (first_ms / caught_up);
   } else {
     first_ms_ = 0.8 * first_ms_ + 0.2 * first_ms;
+    // A step reads one token where the first forward read one or two: it costs no more. The
+    // per-token figure is measured only by chains of two tokens or more, and while its prior
+    // (0.5 ms) stood, the bundled draft's 0.15 ms steps were priced out of every chain longer
+    // than one token, so it was never measured (BENCHMARKS.md, session 27).
+    ms_per_token_ = std::min(ms_per_token_, first_ms_);
   }
   const auto t1 = Clock::now();
   int drafted = 0;
