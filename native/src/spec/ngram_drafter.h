@@ -30,7 +30,7 @@ class NgramDrafter : public Drafter {
   // (BENCHMARKS.md, session 27).
   int band() const override { return last_match_ <= 1 ? 0 : last_match_ < max_n_ ? 1 : 2; }
   double prior_acceptance(int band) const override {
-    return band == 0 ? 0.4 : band == 1 ? 0.7 : 0.9;
+    return band == 0 ? 0.4 : band == 1 ? 0.7 : 0.95;
   }
 
  private:
