@@ -27,6 +27,19 @@ inline void keep_shared(typename V::Reg& v) {
   if constexpr (P > 1 && requires { V::keep(v); }) V::keep(v);
 }
 
+// The KV cache comes from memory in a pass (the products stream megabytes between two layers'
+// attention), and the walk reads it block by block with work between the blocks that hides a
+// request made early enough: each block asks for the lines kAheadPositions on. Without it the
+// conversions of the keys and values stalled on their loads (half of the walk's own samples
+// in `perf` of the bundled model's 4-token passes); with it AVX-512 16- and 32-token passes of
+// a 0.5B at 1,024 positions were 2-5 % shorter, AVX-VNNI's no different (BENCHMARKS.md,
+// session 27).
+constexpr int kAheadPositions = 64;
+
+inline void prefetch_lines(const void* p, size_t bytes) {
+  for (size_t o = 0; o < bytes; o += 64) __builtin_prefetch(static_cast<const char*>(p) + o, 0, 3);
+}
+
 // Scores of P (row, head) pairs against NB * V::kWidth positions whose keys lie
 // dimension-major (dimension d of position i at kt[d * ld + i], as the cache keeps them:
 // cpu_kv.h), f32 (converted once for many pairs) or the cache's f16 (T = uint16_t, converted as
@@ -186,6 +199,9 @@ void attend_blocks(const AttentionTask& t) {
   alignas(64) float kt[K::kMaxHeadDim * K::kScoreBlock];
   const bool direct_keys = pairs <= K::kPairs;
   for (int j0 = 0; j0 < span; j0 += K::kScoreBlock) {
+    if (j0 % kKeyBlock == 0 && j0 + kAheadPositions < span) {
+      prefetch_lines(key_block(t, j0 + kAheadPositions), sizeof(uint16_t) * hd * kKeyBlock);
+    }
     if (!direct_keys) K::keys(t, j0, kt);
     const float* q[K::kPairs];
     float* out[K::kPairs];
@@ -240,6 +256,9 @@ void attend_blocks(const AttentionTask& t) {
   const bool direct = pairs <= K::kValuePairs;
   for (int j0 = 0; j0 < span; j0 += K::kBlock) {
     const int n = std::min(K::kBlock, span - j0);
+    for (int i = j0 + kAheadPositions; i < std::min(span, j0 + kAheadPositions + n); ++i) {
+      prefetch_lines(t.v + size_t(i) * t.kv_stride, sizeof(uint16_t) * hd);
+    }
     if (!direct) K::values(t, j0, n, vf);
     const float* w[K::kValuePairs];
     float* out[K::kValuePairs];
