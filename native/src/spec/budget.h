@@ -2,9 +2,8 @@
 // measurements: what a target pass over n tokens costs on this backend, and how often a
 // drafted token is accepted — per drafter, as a lookup and a draft model differ, and per
 // band of the drafter's confidence (Drafter::band), as a lookup's long match and its
-// one-token match differ. With
-// acceptance rate a per token, a draft of k tokens yields on average 1 + a + a^2 + ... + a^k
-// tokens per pass, at cost(k + 1) + k * draft_cost.
+// one-token match differ. With acceptance rate a per token, a draft of k tokens yields on
+// average 1 + a + a^2 + ... + a^k tokens per pass, at cost(k + 1) + k * draft_cost.
 #pragma once
 #include <array>
 #include <span>
