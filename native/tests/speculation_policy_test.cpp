@@ -399,6 +399,33 @@ TEST(adaptive_budget_cuts_a_free_draft_to_its_band) {
   }
 }
 
+// Sampled with a seed, speculation's text is plain decoding's with that seed, token for token,
+// whatever is drafted: each position's token is the sampler's own draw, and a drafted token is
+// accepted when it is that draw. Here a drafter right about two tokens and then wrong, under an
+// adaptive budget whose draft lengths follow timings, and a session's memory that changes them
+// again on the second run. (With a rejection test drawing from a stream of its own, the draws
+// depended on the draft lengths and the text differed.)
+TEST(sampled_speculation_gives_plain_decodings_text_for_a_seed) {
+  RandomDraft rd("policy_sampled");
+  const Spec sp;
+  const std::vector<int32_t> prompt = {1, 2, 3, 4, 5, 6, 7, 8};
+  GenerationConfig gp = adaptive_config(64);
+  gp.sampling.temperature = 1.5f;
+  gp.sampling.seed = 4242;
+  const std::vector<int32_t> plain = greedy_truth(*rd.model, gp, prompt);  // sampled, plainly
+  GenerationConfig other = gp;
+  other.sampling.seed = 4243;
+  CHECK(greedy_truth(*rd.model, other, prompt) != plain);  // the seed matters: it samples
+  ScriptedDrafter two_right(plain, prompt.size(), 2, 0.0, int(sp.vocab));
+  Drafter* order[] = {&two_right};
+  SpeculationLearned learned;
+  for (int run = 0; run < 2; ++run) {
+    Session target(*rd.model, {});
+    const GenerationStats st = generate_checked(target, order, gp, prompt, plain, &learned);
+    CHECK(st.accepted > 0 && st.accepted < st.drafted);  // drafts accepted and refuted
+  }
+}
+
 // What a generation learned carries into the session's next. A session whose memory says a
 // drafter's tokens are refuted and drafts are dear starts there: it drafts only the probes
 // (2 tokens every kProbeEvery plain passes) where a fresh start, optimistic, drafts at once

@@ -7,7 +7,6 @@
 #include <string>
 #include <vector>
 
-#include "sampling/rng.h"
 #include "sampling/sampler.h"
 #include "spec/budget.h"
 #include "spec/verify.h"
@@ -38,9 +37,6 @@ class SpecLoop {
         on_token_(on_token),
         abort_(abort),
         sampler_(cfg.sampling),
-        // Verification draws from its own stream, so the sampler's stream stays that of
-        // plain decoding whenever no draft is made.
-        rng_(cfg.sampling.seed ^ 0x5bd1e995ull),
         n_vocab_(target.n_vocab()),
         budget_(std::min(cfg.speculation.budget, kMaxDraftBudget)),
         learned_(learned) {
@@ -97,7 +93,7 @@ class SpecLoop {
   }
 
   // The target's own next token: drawn from the last pass's row, or the replacement that
-  // rejection sampling already drew.
+  // verification already drew.
   int32_t next_token() {
     const int32_t tok = forced_ >= 0 ? forced_ : sampler_.sample(next_logits_, n_vocab_, history_);
     forced_ = -1;
@@ -237,11 +233,11 @@ class SpecLoop {
         }
       }
       if (children_.empty()) break;
-      const Verdict v =
-          verify_candidates(sampler_, rng_, row(cur_), n_vocab_, history_, child_tokens_);
+      // The token plain decoding draws here (spec/verify.h); a refuted draft's replacement
+      // is that draw, emitted next without drawing again.
+      const Verdict v = verify_candidates(sampler_, row(cur_), n_vocab_, history_, child_tokens_);
       if (v.accepted < 0) {
-        // Greedy: the replacement is the argmax, which sampling row `cur_` gives again.
-        if (!sampler_.greedy()) forced_ = v.token;
+        forced_ = v.token;
         break;
       }
       cur_ = children_[v.accepted];
@@ -303,7 +299,6 @@ class SpecLoop {
   const TokenCallback& on_token_;
   const std::atomic<bool>& abort_;
   Sampler sampler_;
-  Rng rng_;
   const int n_vocab_;
   BudgetController budget_;
   SpeculationLearned* learned_;  // the session's memory, or null
@@ -320,7 +315,7 @@ class SpecLoop {
   std::span<const float> pass_rows_;
   std::vector<float> next_row_;  // the row the next token is drawn from
   const float* next_logits_ = nullptr;
-  int32_t forced_ = -1;  // a token already drawn by rejection sampling
+  int32_t forced_ = -1;  // a token already drawn by verification
   // Per drafter: passes since it last drafted while the budget gave it nothing.
   std::array<int, BudgetController::kMaxDrafters> passes_without_draft_{};
   int drafted_by_ = -1;   // which drafter (index in drafters_) made this pass's draft

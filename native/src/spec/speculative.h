@@ -6,7 +6,7 @@
 //            emitted, and the target's token at the first disagreement comes for free;
 //   commit — the KV cache keeps the accepted positions and rolls back over the rest.
 // With no drafters every pass verifies one token: plain decoding. Greedy output is
-// identical to plain decoding; sampled output keeps the target's distribution (verify.h).
+// identical to plain decoding, and so is sampled output for the same seed (verify.h).
 #pragma once
 #include <atomic>
 #include <functional>
