@@ -66,12 +66,14 @@ export async function downloadModel(req: DownloadRequest): Promise<DownloadOutco
   }
   const dest = join(req.folder, name);
   const part = `${dest}.part`;
-  if (!req.overwrite && (await exists(dest))) {
-    throw new DownloadError(`${dest} already exists`, 'exists', dest);
-  }
+  // Claimed before the first await: checked after it, two calls that both awaited the
+  // existence check could resume in either order, and the first caller was the one refused.
   if (inFlight.has(part)) throw new DownloadError(`${name} is already downloading`, 'busy', dest);
   inFlight.add(part);
   try {
+    if (!req.overwrite && (await exists(dest))) {
+      throw new DownloadError(`${dest} already exists`, 'exists', dest);
+    }
     try {
       await mkdir(req.folder, { recursive: true });
     } catch (err) {
