@@ -93,8 +93,6 @@ TEST(budget_weighs_each_band_of_a_drafter_apart) {
   CHECK(b.acceptance(0, 0) < 0.1 && b.acceptance(0, 2) > 0.9);
   CHECK_EQ(b.choose(0, 0.0, 0.0, 0), 0);
   CHECK(b.choose(0, 0.0, 0.0, 2) >= 8);
-  b.set_prior(1, 1, 0.3);
-  CHECK(b.acceptance(1, 1) == 0.3);
 }
 
 // A lookup's band is the length of the suffix it matched: one token, more, or the longest it
@@ -282,10 +280,10 @@ GenerationConfig adaptive_config(int max_tokens) {
   return gp;
 }
 
-// Plain decoding's greedy continuation of `prompt` under `gp` (max_tokens, stops), then 64
-// zeros: room past the end for drafts that overrun.
-std::vector<int32_t> greedy_truth(const Model& model, const GenerationConfig& gp,
-                                  const std::vector<int32_t>& prompt) {
+// Plain decoding's continuation of `prompt` under `gp` (greedy or sampled with its seed;
+// max_tokens, stops), then 64 zeros: room past the end for drafts that overrun.
+std::vector<int32_t> plain_truth(const Model& model, const GenerationConfig& gp,
+                                 const std::vector<int32_t>& prompt) {
   GenerationConfig plain_config = gp;
   plain_config.speculation.mode = SpecMode::Off;
   std::vector<int32_t> truth;
@@ -323,7 +321,9 @@ GenerationStats generate_checked(Session& target, std::span<Drafter* const> draf
 // budget: what scripted drafters draft from, and what every speculative run must reproduce.
 struct ScriptedRun {
   ScriptedRun(const std::string& name, int max_tokens)
-      : rd(name), gp(adaptive_config(max_tokens)), truth(greedy_truth(*rd.model, gp, prompt)) {}
+      : ScriptedRun(name, adaptive_config(max_tokens)) {}
+  ScriptedRun(const std::string& name, const GenerationConfig& config)
+      : rd(name), gp(config), truth(plain_truth(*rd.model, gp, prompt)) {}
   GenerationStats generate(std::span<Drafter* const> order, SpeculationLearned* learned = nullptr) {
     Session target(*rd.model, {});
     return generate_checked(target, order, gp, prompt, truth, learned);
@@ -406,22 +406,18 @@ TEST(adaptive_budget_cuts_a_free_draft_to_its_band) {
 // again on the second run. (With a rejection test drawing from a stream of its own, the draws
 // depended on the draft lengths and the text differed.)
 TEST(sampled_speculation_gives_plain_decodings_text_for_a_seed) {
-  RandomDraft rd("policy_sampled");
-  const Spec sp;
-  const std::vector<int32_t> prompt = {1, 2, 3, 4, 5, 6, 7, 8};
   GenerationConfig gp = adaptive_config(64);
   gp.sampling.temperature = 1.5f;
   gp.sampling.seed = 4242;
-  const std::vector<int32_t> plain = greedy_truth(*rd.model, gp, prompt);  // sampled, plainly
+  ScriptedRun run("policy_sampled", gp);  // its truth: plain decoding, sampled with the seed
   GenerationConfig other = gp;
   other.sampling.seed = 4243;
-  CHECK(greedy_truth(*rd.model, other, prompt) != plain);  // the seed matters: it samples
-  ScriptedDrafter two_right(plain, prompt.size(), 2, 0.0, int(sp.vocab));
+  CHECK(plain_truth(*run.rd.model, other, run.prompt) != run.truth);  // the seed matters
+  ScriptedDrafter two_right(run.truth, run.prompt.size(), 2, 0.0, run.vocab);
   Drafter* order[] = {&two_right};
   SpeculationLearned learned;
-  for (int run = 0; run < 2; ++run) {
-    Session target(*rd.model, {});
-    const GenerationStats st = generate_checked(target, order, gp, prompt, plain, &learned);
+  for (int again = 0; again < 2; ++again) {
+    const GenerationStats st = run.generate(order, &learned);
     CHECK(st.accepted > 0 && st.accepted < st.drafted);  // drafts accepted and refuted
   }
 }
