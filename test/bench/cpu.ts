@@ -3,7 +3,7 @@
 // the same threads, in the same run, alternating measurement by measurement (the engine that
 // goes first swaps every repetition), medians over the repetitions.
 import type { Roofline } from './roofline';
-import { floorRule, passFloor } from './pass-floor';
+import { floorRule, leastRatio, passFloor } from './pass-floor';
 import { LeapfrogEngine, LlamaCppEngine, type Engine, type ModelInfo } from './engines';
 
 export interface CpuOptions {
@@ -27,13 +27,17 @@ export interface Figure {
 export interface EngineResult {
   pp?: Figure & { tokens_per_second: number };
   tg?: Figure & { tokens_per_second: number };
-  /** floor_ms: what this machine's roofs allow (pass-floor.ts); vs_floor = median ÷ floor. */
+  /**
+   * floor_ms: what this machine's roofs allow (pass-floor.ts); vs_floor = median ÷ floor;
+   * least_vs_1 = floor ÷ the measured 1-token pass, the least × the roofs allow (leastRatio).
+   */
   passes: (Figure & {
     n: number;
     vs_1: number;
     gops: number;
     floor_ms: number;
     vs_floor: number;
+    least_vs_1: number;
   })[];
   error?: string;
 }
@@ -162,6 +166,7 @@ export async function benchCpuModel(
         gops: (2 * info.matmul_params * n) / (f.median_ms * 1e6),
         floor_ms: floor,
         vs_floor: f.median_ms / floor,
+        least_vs_1: leastRatio(info, roof, o.ctx, n, one),
       });
     }
     return res;
@@ -226,16 +231,18 @@ export function cpuTables(r: CpuModelResult): string {
       `Batched pass on a ${r.ctx}-token context (ms, median; × = cost relative to a 1-token pass; % = int8 peak ${num(r.roof.int8_gops, 0)} GOP/s):`,
     );
     lines.push('');
-    lines.push(`Floor (pass-floor.ts): ${floorRule(r.roof, r.ctx)}.`);
+    lines.push(
+      `Floor (pass-floor.ts): ${floorRule(r.roof, r.ctx)}. Least × the roofs allow = floor ÷ the measured 1-token pass: a ratio target below it cannot be met on this machine.`,
+    );
     lines.push('');
     lines.push(
-      '| n | Leapfrog ms | × | % int8 | floor ms | × floor | llama.cpp ms | × | % int8 | Leapfrog / llama.cpp time |',
+      '| n | Leapfrog ms | × | % int8 | floor ms | × floor | least × the roofs allow | llama.cpp ms | × | % int8 | Leapfrog / llama.cpp time |',
     );
-    lines.push('|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+    lines.push('|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
     for (const p of lf.passes) {
       const q = ll?.passes.find((x) => x.n === p.n);
       lines.push(
-        `| ${p.n} | ${num(p.median_ms)} | ${num(p.vs_1, 2)} | ${pct(p.gops / r.roof.int8_gops)} | ${num(p.floor_ms, 2)} | ${num(p.vs_floor, 2)} | ${num(q?.median_ms)} | ${num(q?.vs_1, 2)} | ${q ? pct(q.gops / r.roof.int8_gops) : '—'} | ${q ? num(p.median_ms / q.median_ms, 2) : '—'} |`,
+        `| ${p.n} | ${num(p.median_ms)} | ${num(p.vs_1, 2)} | ${pct(p.gops / r.roof.int8_gops)} | ${num(p.floor_ms, 2)} | ${num(p.vs_floor, 2)} | ${num(p.least_vs_1, 2)} | ${num(q?.median_ms)} | ${num(q?.vs_1, 2)} | ${q ? pct(q.gops / r.roof.int8_gops) : '—'} | ${q ? num(p.median_ms / q.median_ms, 2) : '—'} |`,
       );
     }
   }
