@@ -14,6 +14,8 @@
 //              random (a random-weight 0.5B-shaped Q8_0 with `--draft self`, its own Q4_0
 //              copy; 3 prompts of 64 tokens). Default: all three.
 //   --prompts  prompts per pair (default 6; --quick 3); --max-tokens (default 128).
+//   --spec-reps  rounds of the speculative section (default 1): each round runs every
+//              configuration of a prompt back to back; figures are medians over the rounds.
 //   --budgets  draft budgets (default 4,8,16,32).
 //   --pp/--tg/--ctx/--batches  override 512 / 128 / 1024 / 1,2,4,8,16,32.
 //   --no-llama skip the llama.cpp side.
