@@ -3,7 +3,7 @@
 // the same threads, in the same run, alternating measurement by measurement (the engine that
 // goes first swaps every repetition), medians over the repetitions.
 import type { Roofline } from './roofline';
-import { floorRule, leastRatio, passFloor } from './pass-floor';
+import { floorRule, passFloor } from './pass-floor';
 import { LeapfrogEngine, LlamaCppEngine, type Engine, type ModelInfo } from './engines';
 
 export interface CpuOptions {
@@ -29,7 +29,9 @@ export interface EngineResult {
   tg?: Figure & { tokens_per_second: number };
   /**
    * floor_ms: what this machine's roofs allow (pass-floor.ts); vs_floor = median ÷ floor;
-   * least_vs_1 = floor ÷ the measured 1-token pass, the least × the roofs allow (leastRatio).
+   * least_vs_1 = floor ÷ the measured 1-token pass: the least × the roofs allow. Issue 13's
+   * targets are ratios, so one under it cannot be met on this machine however fast the batched
+   * pass gets, and a faster 1-token pass only raises it.
    */
   passes: (Figure & {
     n: number;
@@ -166,7 +168,7 @@ export async function benchCpuModel(
         gops: (2 * info.matmul_params * n) / (f.median_ms * 1e6),
         floor_ms: floor,
         vs_floor: f.median_ms / floor,
-        least_vs_1: leastRatio(info, roof, o.ctx, n, one),
+        least_vs_1: floor / one,
       });
     }
     return res;

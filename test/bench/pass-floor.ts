@@ -41,24 +41,6 @@ export function passFloor(m: FloorModel, roof: Roofs, ctx: number, n: number): P
   };
 }
 
-/**
- * The least n-token ÷ 1-token ratio this machine's roofs allow, against the 1-token pass as
- * measured: floor(n) ÷ one_token_ms. Issue 13's ratio targets (≤ 2.0× at 16 tokens, ≤ 3.5× at
- * 32) are ratios, so a target below this figure cannot be met on the machine at hand however
- * fast the batched pass becomes, and a faster 1-token pass only raises it. Where memory is fast
- * beside int8 compute (session 28's Zen 5: 62–69 GB/s against 1,615–1,765 GOP/s), a 16-token
- * pass is compute-bound and the least ratio climbs towards the targets.
- */
-export function leastRatio(
-  m: FloorModel,
-  roof: Roofs,
-  ctx: number,
-  n: number,
-  oneTokenMs: number,
-): number {
-  return passFloor(m, roof, ctx, n).ms / oneTokenMs;
-}
-
 /** The rule in words, with this run's roofs, for a report's table header. */
 export function floorRule(roof: Roofs, ctx: number): string {
   return (
