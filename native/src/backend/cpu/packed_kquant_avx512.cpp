@@ -17,8 +17,8 @@
 // so batched rows equal one-row products bit for bit (this level's own results; other levels
 // and the file-layout kernels sum the same integers in another float order).
 //
-// Batches walk each group's inputs in chunks of a few super-blocks, the activation rows 16, 8,
-// 4, 2, 1 at a time per chunk (rearranged once per product into tiles: kquant_tiles), so the
+// Batches walk each group's inputs in chunks of a few super-blocks, the activation rows 8, 4,
+// 2, 1 at a time per chunk (rearranged once per product into tiles: kquant_tiles), so the
 // weights come from memory once whatever n is; the float accumulators live in a contiguous
 // scratch (see gemm16 in packed_avx512.cpp for why).
 #include <immintrin.h>
@@ -43,7 +43,7 @@ inline __m512i bytes_to_lanes(const uint8_t* p) {
 // The tiles read activation rows through one of two views. RowActs: the Q8_K rows as
 // quantize[] wrote them (row c at a + c * as): one-row products. TileActs<W>: W rows rearranged
 // once per product by kquant_tiles() (below), which products of n > 1 rows read: there one
-// pointer reaches every row of a super-block at fixed offsets, so a tile of 16 rows keeps its
+// pointer reaches every row of a super-block at fixed offsets, so a tile keeps its
 // addresses in registers (with 16 row pointers GCC spills them and reloads them for every
 // quad: measured in perf on a 16-token pass of a 1.5B Q4_K_M, as packed_avx512.cpp found for
 // Q8_0). Both give each (row, super-block) the same numbers, so the tiles' results do not
@@ -62,7 +62,7 @@ struct RowActs {
 
 // Per group of W rows and super-block b, at W * kTileRowBytes * b from the group's start: the
 // W rows' 16 bsums (32 bytes a row), their W scales, then slice s (inputs 4s..4s+3) of row c at
-// 4 (s W + c). The groups of a product are 16 rows each, then one each of 8, 4, 2 and 1 as the
+// 4 (s W + c). The groups of a product are 8 rows each, then one each of 4, 2 and 1 as the
 // remainder needs (kquant_groups), laid out one after another: the group holding row r starts
 // at r * nb * kTileRowBytes.
 constexpr size_t kTileRowBytes = 32 + 4 + kQK_K;
@@ -83,9 +83,14 @@ struct TileActs {
   float d(int c, int64_t b) const { return reinterpret_cast<const float*>(at(b) + 32 * W)[c]; }
 };
 
-// The width of the group that starts at row i of m rows: 16 while 16 remain, then 8, 4, 2, 1.
+// The width of the group that starts at row i of m rows: 8 while 8 remain, then 4, 2, 1. Not
+// 16: a 16-row tile was the slower way through 16 rows. Two 8-row tiles (and the preparation
+// of 16 rows split between threads, tile_rows) took 4.5 % off a 1.5B Q4_K_M's 16-token passes
+// at 1024 positions (medians 70.0 -> 66.8 ms; 32-token 132.6 -> 129.1; six alternated rounds of
+// lf_bench, 2 threads, Zen 5, session 29), and 8 % off Q4_K products alone at n = 16.
+constexpr int kTileWidth = 8;
 inline int kquant_group_width(int left) {
-  return left >= 16 ? 16 : left >= 8 ? 8 : left >= 4 ? 4 : left >= 2 ? 2 : 1;
+  return left >= kTileWidth ? kTileWidth : left >= 4 ? 4 : left >= 2 ? 2 : 1;
 }
 
 size_t kquant_tiles_bytes(int n, int64_t cols) {
@@ -441,9 +446,6 @@ void gemm_k16(const uint8_t* w, size_t ws, int64_t rows, const uint8_t* a, size_
           const uint8_t* t = a + size_t(i0 + i) * nb * kTileRowBytes;
           float* yg = acc + i * kRows;
           switch (w) {
-            case 16:
-              K::template tile<16>(x, TileActs<16>{t}, yg, b0, b1, kAheadBatch);
-              break;
             case 8:
               K::template tile<8>(x, TileActs<8>{t}, yg, b0, b1, kAheadBatch);
               break;
@@ -472,12 +474,14 @@ void install_packed_kquant_vnni(Kernels& t) {
   // One rearrangement of the activations for all three, so a pass's products over Q4_K and
   // Q6_K matrices of one input (a Q4_K_M file's) still share it (matmul_multi).
   t.packed[kernel_slot(GgmlType::Q4_K)] = {
-      kRows, pack_q4_k16, gemm_k16<Q4K>, q4k16_group_bytes, kquant_tiles, kquant_tiles_bytes, 16};
+      kRows,        pack_q4_k16,        gemm_k16<Q4K>, q4k16_group_bytes,
+      kquant_tiles, kquant_tiles_bytes, kTileWidth};
   t.packed[kernel_slot(GgmlType::Q6_K)] = {
-      kRows, pack_q6_k16, gemm_k16<Q6K>, q6k16_group_bytes, kquant_tiles, kquant_tiles_bytes, 16};
+      kRows,        pack_q6_k16,        gemm_k16<Q6K>, q6k16_group_bytes,
+      kquant_tiles, kquant_tiles_bytes, kTileWidth};
   t.packed[kernel_slot(GgmlType::IQ4_XS)] = {
-      kRows, pack_iq4_xs16, gemm_k16<IQ4XS>, iq4xs16_group_bytes, kquant_tiles, kquant_tiles_bytes,
-      16};
+      kRows,        pack_iq4_xs16,      gemm_k16<IQ4XS>, iq4xs16_group_bytes,
+      kquant_tiles, kquant_tiles_bytes, kTileWidth};
 }
 
 }  // namespace leapfrog::cpu
