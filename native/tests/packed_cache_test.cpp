@@ -325,4 +325,68 @@ TEST(cache_dir_from_the_environment) {
   CHECK(cpu::packed_cache_dir() == "/home/someone/.cache/leapfrog/packed");
 }
 
+// A file of `bytes` bytes last used `age` ago.
+void fake_cache(const std::string& path, size_t bytes, std::chrono::hours age) {
+  std::ofstream(path) << std::string(bytes, 'x');
+  fs::last_write_time(path, fs::file_time_type::clock::now() - age);
+}
+
+TEST(trim_removes_long_unused_caches_then_the_least_recently_used_over_the_bound) {
+  CacheDir dir;
+  const std::string d = dir.path;
+  using std::chrono::hours;
+  fake_cache(d + "/a-1.lfpacked", 100, hours(24 * 40));  // unused for 40 days
+  fake_cache(d + "/b-1.lfpacked", 600, hours(1));
+  fake_cache(d + "/c-1.lfpacked", 600, hours(2));        // the least recently used of the rest
+  fake_cache(d + "/k-1.lfpacked", 600, hours(24 * 90));  // just written: kept, whatever its age
+  fake_cache(d + "/notes.txt", 5000, hours(24 * 90));    // not a cache file: not ours
+  // 1,800 bytes of caches after the old one goes, against a bound of 1,500: c goes too.
+  cpu::trim_packed_caches(d, d + "/k-1.lfpacked", 1500, cpu::kPackedCacheMaxUnused);
+  std::vector<std::string> left;
+  for (const auto& e : fs::directory_iterator(d)) left.push_back(e.path().filename().string());
+  std::sort(left.begin(), left.end());
+  CHECK((left == std::vector<std::string>{"b-1.lfpacked", "k-1.lfpacked", "notes.txt"}));
+  // Within the bound and recently used: nothing more goes.
+  cpu::trim_packed_caches(d, d + "/k-1.lfpacked", 1500, cpu::kPackedCacheMaxUnused);
+  CHECK(fs::exists(d + "/b-1.lfpacked"));
+}
+
+TEST(a_load_marks_its_cache_used_and_a_new_cache_evicts_others_over_the_bound) {
+  skip_unless_q8_0_packs();
+  Model8 first;
+  TmpFile second{write_model(Spec{}, "packed_cache_second")};  // another model file
+  CacheDir dir;
+  const std::string a = load_and_check_written(first.file.path).stats.file;
+  // Long unused, as far as its time says; mapping it again marks it used now.
+  fs::last_write_time(a, fs::file_time_type::clock::now() - std::chrono::hours(24 * 60));
+  CHECK(load(first.file.path).stats.mapped == 1);
+  CHECK(fs::file_time_type::clock::now() - fs::last_write_time(a) < std::chrono::hours(1));
+  {
+    // A bound under two models' files: the second model's cache evicts the first's.
+    EnvVar bound("LEAPFROG_PACKED_CACHE_MAX_GB",
+                 std::to_string(1.5 * fs::file_size(a) / (1 << 30)));
+    const std::string b = load_and_check_written(second.path).stats.file;
+    CHECK((dir.files() == std::vector<std::string>{b}));
+  }
+  // Within the default bound both stay.
+  CHECK(load_and_check_written(first.file.path).stats.file == a);
+  CHECK(dir.files().size() == 2);
+}
+
+TEST(cache_bound_from_the_environment) {
+  const uint64_t gib = uint64_t(1) << 30;
+  {
+    EnvVar v("LEAPFROG_PACKED_CACHE_MAX_GB", std::nullopt);
+    CHECK(cpu::packed_cache_max_bytes() == 20 * gib);
+  }
+  {
+    EnvVar v("LEAPFROG_PACKED_CACHE_MAX_GB", "2.5");
+    CHECK(cpu::packed_cache_max_bytes() == 5 * gib / 2);
+  }
+  for (const char* bad : {"", "0", "-3", "ten", "4GB"}) {
+    EnvVar v("LEAPFROG_PACKED_CACHE_MAX_GB", bad);
+    CHECK(cpu::packed_cache_max_bytes() == 20 * gib);
+  }
+}
+
 TEST_MAIN()

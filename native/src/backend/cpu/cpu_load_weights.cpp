@@ -174,6 +174,7 @@ std::vector<ResidentWeight> CpuBackend::load_weights(const WeightSource& source,
     if (auto f = cpu::PackedCacheFile::write(path, key, contents, &why)) {
       use_file(f);  // the private buffers are freed here
       cpu::remove_stale_caches(dir, prefix, path);
+      cpu::trim_packed_caches(dir, path, cpu::packed_cache_max_bytes(), cpu::kPackedCacheMaxUnused);
       std::lock_guard<std::mutex> lock(stats_mu_);
       ++stats_.written;
       stats_.file = path;

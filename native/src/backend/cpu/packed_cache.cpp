@@ -6,12 +6,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <string_view>
+#include <vector>
 
 #include "backend/cpu/packed_layout_version.h"
 
@@ -204,6 +206,7 @@ std::shared_ptr<const PackedCacheFile> PackedCacheFile::open(const std::string& 
   }
   f->bytes_ = l.file_bytes;
   f->offsets_ = l.offsets;
+  futimens(fd, nullptr);  // its last use, for trim_packed_caches (a read-only cache: no matter)
   return f;
 }
 
@@ -271,6 +274,47 @@ void remove_stale_caches(const std::string& dir, const std::string& prefix,
         now - e.last_write_time(ec) > std::chrono::hours(1);
     if (cache || orphan) std::filesystem::remove(e.path(), ec);
   }
+}
+
+void trim_packed_caches(const std::string& dir, const std::string& keep, uint64_t max_bytes,
+                        std::chrono::hours max_unused) {
+  namespace fs = std::filesystem;
+  struct Cache {
+    fs::path path;
+    fs::file_time_type used;
+    uint64_t bytes;
+  };
+  std::vector<Cache> caches;
+  uint64_t total = 0;
+  std::error_code ec;
+  const auto now = fs::file_time_type::clock::now();
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    const std::string name = e.path().filename().string();
+    if (!name.ends_with(".lfpacked") || !e.is_regular_file(ec)) continue;
+    const uint64_t bytes = e.file_size(ec);
+    if (ec) continue;
+    total += bytes;
+    if (e.path().string() == keep) continue;
+    caches.push_back({e.path(), e.last_write_time(ec), bytes});
+  }
+  // Oldest use first.
+  std::sort(caches.begin(), caches.end(),
+            [](const Cache& a, const Cache& b) { return a.used < b.used; });
+  for (const Cache& c : caches) {
+    if (total <= max_bytes && now - c.used <= max_unused) continue;
+    // A process still mapping it keeps its pages; the next load of that model packs again.
+    if (fs::remove(c.path, ec)) total -= c.bytes;
+  }
+}
+
+uint64_t packed_cache_max_bytes() {
+  constexpr double kGiB = double(uint64_t(1) << 30);
+  if (const char* v = std::getenv("LEAPFROG_PACKED_CACHE_MAX_GB"); v && *v) {
+    char* end = nullptr;
+    const double gb = std::strtod(v, &end);
+    if (end && *end == '\0' && gb > 0 && gb < 1e9) return static_cast<uint64_t>(gb * kGiB);
+  }
+  return static_cast<uint64_t>(20 * kGiB);
 }
 
 PackedCacheLock::PackedCacheLock(const std::string& path, double wait_s) : path_(path + ".lock") {

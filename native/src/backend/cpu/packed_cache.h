@@ -13,10 +13,13 @@
 // are not checksummed: every byte pattern is a valid (if meaningless) packed weight, so a
 // corrupted body gives wrong logits, never a crash.
 //
+// Bounded: trim_packed_caches (below), after each file written.
+//
 // Where: $LEAPFROG_CACHE_DIR/packed, else $XDG_CACHE_HOME/leapfrog/packed, else
 // ~/.cache/leapfrog/packed (LEAPFROG_CACHE_DIR names the root of Leapfrog's caches, as for
 // the self-draft models). LEAPFROG_PACKED_CACHE=off turns it off (private packing).
 #pragma once
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -38,6 +41,19 @@ uint64_t fnv1a(const void* data, size_t bytes, uint64_t h = 0xcbf29ce484222325ul
 // (a writer that died). A process still mapping a removed file keeps its pages.
 void remove_stale_caches(const std::string& dir, const std::string& prefix,
                          const std::string& keep);
+
+// Keeps the cache directory in bounds once `keep` (a file just written) is in it: the other
+// models' cache files unused for `max_unused` are removed, then the least recently used while
+// the cache files together take more than `max_bytes` (never `keep`, whatever its size). A
+// file's modification time is its last use: every open() touches it. Without this, every
+// model ever opened (and each CPU level it ran at) kept its file, about the model's size, for
+// good: 11 GB here after a few days of benchmarks.
+void trim_packed_caches(const std::string& dir, const std::string& keep, uint64_t max_bytes,
+                        std::chrono::hours max_unused);
+// The cache's size bound: LEAPFROG_PACKED_CACHE_MAX_GB (GiB, a number > 0), else 20 GiB —
+// four 7B models at Q4_K_M; one more costs a repack (seconds) when it is opened again.
+uint64_t packed_cache_max_bytes();
+constexpr std::chrono::hours kPackedCacheMaxUnused{24 * 30};
 
 // Serializes the processes that find no cache for one file: two windows opened at once, so
 // the second waits for the first's file and maps it instead of packing a copy of its own.
