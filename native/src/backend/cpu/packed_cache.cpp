@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -309,12 +310,18 @@ void trim_packed_caches(const std::string& dir, const std::string& keep, uint64_
 
 uint64_t packed_cache_max_bytes() {
   constexpr double kGiB = double(uint64_t(1) << 30);
+  constexpr double kDefaultGiB = 20;
   if (const char* v = std::getenv("LEAPFROG_PACKED_CACHE_MAX_GB"); v && *v) {
     char* end = nullptr;
     const double gb = std::strtod(v, &end);
     if (end && *end == '\0' && gb > 0 && gb < 1e9) return static_cast<uint64_t>(gb * kGiB);
+    // A cache setting never stops a load: said, and the default kept.
+    std::fprintf(stderr,
+                 "leapfrog: warning: LEAPFROG_PACKED_CACHE_MAX_GB='%s' is not a positive number "
+                 "of GiB; the packed-weight cache keeps to %.0f GiB\n",
+                 v, kDefaultGiB);
   }
-  return static_cast<uint64_t>(20 * kGiB);
+  return static_cast<uint64_t>(kDefaultGiB * kGiB);
 }
 
 PackedCacheLock::PackedCacheLock(const std::string& path, double wait_s) : path_(path + ".lock") {

@@ -47,10 +47,11 @@ void remove_stale_caches(const std::string& dir, const std::string& prefix,
 // the cache files together take more than `max_bytes` (never `keep`, whatever its size). A
 // file's modification time is its last use: every open() touches it. Without this, every
 // model ever opened (and each CPU level it ran at) kept its file, about the model's size, for
-// good: 11 GB here after a few days of benchmarks.
+// good: 12 GB here after a few days of benchmarks.
 void trim_packed_caches(const std::string& dir, const std::string& keep, uint64_t max_bytes,
                         std::chrono::hours max_unused);
-// The cache's size bound: LEAPFROG_PACKED_CACHE_MAX_GB (GiB, a number > 0), else 20 GiB —
+// The cache's size bound: LEAPFROG_PACKED_CACHE_MAX_GB (GiB, a number > 0; anything else is
+// warned about on stderr and ignored), else 20 GiB —
 // four 7B models at Q4_K_M; one more costs a repack (seconds) when it is opened again.
 uint64_t packed_cache_max_bytes();
 constexpr std::chrono::hours kPackedCacheMaxUnused{24 * 30};
