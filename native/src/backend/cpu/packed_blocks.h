@@ -229,32 +229,130 @@ inline __m256i word_dot(__m256i acc, __m256i a, __m256i b) {
   }
 }
 
-// 8 packed Q4_K rows x C activation rows over super-blocks [b0, b1), the float sums as
-// tile()'s. The codes are unsigned, so a slice needs no sign moves. With AVX2's maddubs a
-// sub-block's 8 slices add up in int16 lanes before its scale is applied: a maddubs lane is
-// at most 2 * 15 * 128 = 3840, eight of them 30720 < 2^15; then one madd against sc_j (in both
-// halves of each row's lane) makes the sub-block's exact int32 share of tot — per 32
-// multiply-adds one maddubs and one 16-bit add. With a word dot (AVX-VNNI) a quad of 4 slices
-// adds up in int32 lanes by vpdpbusd (at most 16 * 15 * 128 = 30720) and one vpdpwssd against
-// sc_j (low halves) adds it to tot: per 32 multiply-adds 1.25 instructions instead of 2. That
-// pays from 4 activation rows; with fewer, a quad's 4 dependent vpdpbusd wait on each other
-// (one row: 0.89x the maddubs tile's speed in cache on a Zen 4, in the EVEX form), so those
-// tiles add in int16 lanes and take only the scale step by vpdpwssd. Either way tot gets the
-// same integer, so the levels' results are equal bit for bit.
+// Q4_K, 8 packed rows x C activation rows over super-blocks [b0, b1), the float sums as
+// tile()'s (tile_q4_k, below). The codes are unsigned, so a slice needs no sign moves. Two
+// ways through a sub-block give tot, a (row, activation)'s exact integer sum over the
+// super-block, the same value:
+// - add_q4_k_sub_block (AVX2, and AVX-VNNI below 4 activation rows): with maddubs a sub-block's 8
+//   slices add up in int16 lanes before its scale is applied: a maddubs lane is at most
+//   2 * 15 * 128 = 3840, eight of them 30720 < 2^15; then one madd against sc_j (in both
+//   halves of each row's lane) makes the sub-block's int32 share of tot — per 32 multiply-adds
+//   one maddubs and one 16-bit add;
+// - add_q4_k_quads (a step with a word dot, AVX-VNNI, from 4 activation rows): a quad of 4
+//   slices adds up in int32 lanes by vpdpbusd (at most 16 * 15 * 128 = 30720) and one
+//   vpdpwssd against sc_j (low halves) adds it to tot: per 32 multiply-adds 1.25 instructions
+//   instead of 2. With fewer rows a quad's 4 dependent vpdpbusd wait on each other (one row:
+//   0.89x the maddubs tile's speed in cache on a Zen 4, in the EVEX form).
+// Both end a super-block with finish_q4_k_block, so the levels' results are equal bit for bit.
+
+// msum = sum_j m_j * (bsums[2j] + bsums[2j + 1]) (lanes (m_j, m_j) against the pair, by the
+// step's word dot), then as llama.cpp orders it: d = d_a * d_w, m = d_a * dmin_w,
+// y += d * tot - m * msum.
+template <class Step, int C>
+inline void finish_q4_k_block(const BlockQ4_Kx8& xb, const uint8_t* a, size_t as, int64_t b,
+                              const __m256i* tot, float* y, size_t ldy) {
+  __m256i mp[8];
+#pragma GCC unroll 8
+  for (int j = 0; j < 8; ++j) {
+    const __m256i m =
+        _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(xb.m[j])));
+    mp[j] = _mm256_or_si256(m, _mm256_slli_epi32(m, 16));
+  }
+  const __m256 dw = f16x8(xb.d), dmin = f16x8(xb.dmin);
+#pragma GCC unroll 8
+  for (int c = 0; c < C; ++c) {
+    const ActQ8_K& ya = reinterpret_cast<const ActQ8_K*>(a + c * as)[b];
+    __m256i msum = _mm256_setzero_si256();
+#pragma GCC unroll 8
+    for (int j = 0; j < 8; ++j) {
+      int32_t pair;
+      std::memcpy(&pair, ya.bsums + 2 * j, 4);
+      msum = word_dot<Step>(msum, mp[j], _mm256_set1_epi32(pair));
+    }
+    const __m256 da = _mm256_set1_ps(ya.d);
+    const __m256 t =
+        _mm256_fnmadd_ps(_mm256_mul_ps(da, dmin), _mm256_cvtepi32_ps(msum),
+                         _mm256_mul_ps(_mm256_mul_ps(da, dw), _mm256_cvtepi32_ps(tot[c])));
+    _mm256_storeu_ps(y + c * ldy, _mm256_add_ps(_mm256_loadu_ps(y + c * ldy), t));
+  }
+}
+
+// Sub-block j of super-block b for C activation rows into tot, slice by slice: each row's 8
+// maddubs add up in int16 lanes, then one word dot against sc_j in both halves of each lane.
+template <class Step, int C>
+inline void add_q4_k_sub_block(const BlockQ4_Kx8& xb, const uint8_t* a, size_t as, int64_t b, int j,
+                               __m256i* tot) {
+  const __m256i m4 = _mm256_set1_epi8(0xF);
+  const __m128i shift = _mm_cvtsi32_si128(4 * (j % 2));  // high nibbles for odd j
+  const __m256i sc =
+      _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(xb.sc[j])));
+  const __m256i sc16 = _mm256_or_si256(sc, _mm256_slli_epi32(sc, 16));
+  __m256i p[C];
+#pragma GCC unroll 4
+  for (int c = 0; c < C; ++c) p[c] = _mm256_setzero_si256();
+#pragma GCC unroll 8
+  for (int s = 0; s < kSlices; ++s) {
+    const __m256i wq = _mm256_and_si256(_mm256_srl_epi16(load256(xb.qs[j / 2][s]), shift), m4);
+#pragma GCC unroll 4
+    for (int c = 0; c < C; ++c) {
+      int32_t four;
+      std::memcpy(&four, reinterpret_cast<const ActQ8_K*>(a + c * as)[b].qs + 32 * j + 4 * s, 4);
+      p[c] = _mm256_add_epi16(p[c], _mm256_maddubs_epi16(wq, _mm256_set1_epi32(four)));
+      if constexpr (C > 1) keep_in_register(p[c]);
+    }
+  }
+#pragma GCC unroll 4
+  for (int c = 0; c < C; ++c) tot[c] = word_dot<Step>(tot[c], p[c], sc16);
+}
+
+// The same sub-block quad by quad (a step with a word dot): a row's four vpdpbusd go into one
+// short-lived quad sum that vpdpwssd scales into tot at once, so a row keeps only tot in a
+// register. Eight rows then fit AVX's 16 registers (8 sums, a quad's 4 weight vectors, sc_j,
+// the quad sum, the broadcast), and each weight vector's unpacking serves 8 rows instead of 4
+// (slice by slice, a running sum per row as well, 16 registers at 8 rows). Both quads in
+// flight: GCC keeps 8 weight vectors without spilling the sums.
+template <class Step, int C>
+inline void add_q4_k_quads(const BlockQ4_Kx8& xb, const uint8_t* a, size_t as, int64_t b, int j,
+                           __m256i* tot) {
+  const __m256i m4 = _mm256_set1_epi8(0xF);
+  const __m128i shift = _mm_cvtsi32_si128(4 * (j % 2));
+  const __m256i sc =
+      _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(xb.sc[j])));
+#pragma GCC unroll 2
+  for (int h = 0; h < 2; ++h) {  // the sub-block's two quads: slices 4h..4h+3
+    __m256i wq[4];
+#pragma GCC unroll 4
+    for (int s = 0; s < 4; ++s) {
+      wq[s] = _mm256_and_si256(_mm256_srl_epi16(load256(xb.qs[j / 2][4 * h + s]), shift), m4);
+    }
+#pragma GCC unroll 8
+    for (int c = 0; c < C; ++c) {
+      const int8_t* q = reinterpret_cast<const ActQ8_K*>(a + c * as)[b].qs + 32 * j + 16 * h;
+      __m256i quad = _mm256_setzero_si256();
+#pragma GCC unroll 4
+      for (int s = 0; s < 4; ++s) {
+        int32_t four;
+        std::memcpy(&four, q + 4 * s, 4);
+        quad = Step::dot(quad, wq[s], _mm256_set1_epi32(four));
+      }
+      tot[c] = Step::dot_words(tot[c], quad, sc);
+      keep_in_register(tot[c]);
+    }
+  }
+}
+
 template <class Step, int C>
 void tile_q4_k(const BlockQ4_Kx8* x, const uint8_t* a, size_t as, float* y, size_t ldy, int64_t b0,
                int64_t b1) {
-  constexpr bool kQuadsByDot = kHasWordDot<Step> && C >= 4;
-  const auto act = [&](int c) { return reinterpret_cast<const ActQ8_K*>(a + c * as); };
-  const __m256i m4 = _mm256_set1_epi8(0xF);
+  constexpr bool kQuads = kHasWordDot<Step> && C >= 4;
   if (b0 == 0) {
-#pragma GCC unroll 4
+#pragma GCC unroll 8
     for (int c = 0; c < C; ++c) _mm256_storeu_ps(y + c * ldy, _mm256_setzero_ps());
   }
   for (int64_t b = b0; b < b1; ++b) {
     const BlockQ4_Kx8& xb = x[b];
     __m256i tot[C];
-#pragma GCC unroll 4
+#pragma GCC unroll 8
     for (int c = 0; c < C; ++c) tot[c] = _mm256_setzero_si256();
 #pragma GCC unroll 1
     for (int j = 0; j < 8; ++j) {  // not unrolled: two sub-blocks in flight spill the sums
@@ -262,68 +360,13 @@ void tile_q4_k(const BlockQ4_Kx8* x, const uint8_t* a, size_t as, float* y, size
       // burst (tile_iq4_xs measured a burst stalling the tile).
       const char* ahead = reinterpret_cast<const char*>(x + b + 2) + 192 * j;
       for (int l = 0; l < 3; ++l) _mm_prefetch(ahead + 64 * l, _MM_HINT_T0);
-      const __m128i shift = _mm_cvtsi32_si128(4 * (j % 2));  // high nibbles for odd j
-      const __m256i sc =
-          _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(xb.sc[j])));
-      const __m256i sc16 = _mm256_or_si256(sc, _mm256_slli_epi32(sc, 16));
-      __m256i p[C];
-#pragma GCC unroll 4
-      for (int c = 0; c < C; ++c) p[c] = _mm256_setzero_si256();
-#pragma GCC unroll 8
-      for (int s = 0; s < kSlices; ++s) {
-        const __m256i wq = _mm256_and_si256(_mm256_srl_epi16(load256(xb.qs[j / 2][s]), shift), m4);
-#pragma GCC unroll 4
-        for (int c = 0; c < C; ++c) {
-          int32_t four;
-          std::memcpy(&four, act(c)[b].qs + 32 * j + 4 * s, 4);
-          if constexpr (kQuadsByDot) {
-            p[c] = Step::dot(p[c], wq, _mm256_set1_epi32(four));
-          } else {
-            p[c] = _mm256_add_epi16(p[c], _mm256_maddubs_epi16(wq, _mm256_set1_epi32(four)));
-          }
-          if constexpr (C > 1) keep_in_register(p[c]);
-        }
-        if constexpr (kQuadsByDot) {
-          if (s % 4 == 3) {  // a quad's sum, scaled into tot; the next quad starts at 0
-#pragma GCC unroll 4
-            for (int c = 0; c < C; ++c) {
-              tot[c] = Step::dot_words(tot[c], p[c], sc);
-              p[c] = _mm256_setzero_si256();
-            }
-          }
-        }
-      }
-      if constexpr (!kQuadsByDot) {
-#pragma GCC unroll 4
-        for (int c = 0; c < C; ++c) tot[c] = word_dot<Step>(tot[c], p[c], sc16);
+      if constexpr (kQuads) {
+        add_q4_k_quads<Step, C>(xb, a, as, b, j, tot);
+      } else {
+        add_q4_k_sub_block<Step, C>(xb, a, as, b, j, tot);
       }
     }
-    // msum = sum_j m_j * (bsums[2j] + bsums[2j + 1]): lanes (m_j, m_j) against the pair.
-    __m256i mp[8];
-#pragma GCC unroll 8
-    for (int j = 0; j < 8; ++j) {
-      const __m256i m =
-          _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(xb.m[j])));
-      mp[j] = _mm256_or_si256(m, _mm256_slli_epi32(m, 16));
-    }
-    const __m256 dw = f16x8(xb.d), dmin = f16x8(xb.dmin);
-#pragma GCC unroll 4
-    for (int c = 0; c < C; ++c) {
-      const ActQ8_K& ya = act(c)[b];
-      __m256i msum = _mm256_setzero_si256();
-#pragma GCC unroll 8
-      for (int j = 0; j < 8; ++j) {
-        int32_t pair;
-        std::memcpy(&pair, ya.bsums + 2 * j, 4);
-        msum = _mm256_add_epi32(msum, _mm256_madd_epi16(mp[j], _mm256_set1_epi32(pair)));
-      }
-      // As llama.cpp orders it: d = d_a * d_w, m = d_a * dmin_w, acc += d * sum - m * msum.
-      const __m256 da = _mm256_set1_ps(ya.d);
-      const __m256 t =
-          _mm256_fnmadd_ps(_mm256_mul_ps(da, dmin), _mm256_cvtepi32_ps(msum),
-                           _mm256_mul_ps(_mm256_mul_ps(da, dw), _mm256_cvtepi32_ps(tot[c])));
-      _mm256_storeu_ps(y + c * ldy, _mm256_add_ps(_mm256_loadu_ps(y + c * ldy), t));
-    }
+    finish_q4_k_block<Step, C>(xb, a, as, b, tot, y, ldy);
   }
 }
 
@@ -405,6 +448,9 @@ void tile_q6_k(const BlockQ6_Kx8* x, const uint8_t* a, size_t as, float* y, size
 // The tile walk_packed (packed_layouts.h) runs, on this instruction set's int8 step.
 template <class Step>
 struct PackedTile {
+  // Q4_K takes 8 activation rows at a time where quads go by a word dot (add_q4_k_quads).
+  template <class Block>
+  static constexpr bool kEightRows = std::is_same_v<Block, BlockQ4_Kx8>&& kHasWordDot<Step>;
   template <int C, class Block>
   static void run(const Block* x, const uint8_t* a, size_t as, float* y, size_t ldy, int64_t b0,
                   int64_t b1) {

@@ -225,10 +225,25 @@ constexpr int kBlockValues = [] {
 constexpr int64_t kWalkChunkValues = 16 * kQK;
 constexpr int kWalkScratchRows = 64;
 
+// Activation rows a tile takes at once: 4, or 8 where Tile::kEightRows<Block> says so (a
+// tile whose running sums fit the registers eight rows wide shares each weight vector's
+// unpacking among twice the rows).
+template <class Tile, class Block>
+constexpr bool kTakesEightRows = [] {
+  if constexpr (requires { Tile::template kEightRows<Block>; }) {
+    return Tile::template kEightRows<Block>;
+  } else {
+    return false;
+  }
+}();
+
 template <class Tile, class Block>
 void walk_columns(const Block* x, const uint8_t* a, size_t as, int n, float* y, size_t ldy,
                   int64_t b0, int64_t b1) {
   int i = 0;
+  if constexpr (kTakesEightRows<Tile, Block>) {
+    for (; i + 8 <= n; i += 8) Tile::template run<8>(x, a + i * as, as, y + i * ldy, ldy, b0, b1);
+  }
   for (; i + 4 <= n; i += 4) Tile::template run<4>(x, a + i * as, as, y + i * ldy, ldy, b0, b1);
   if (n - i >= 2) {
     Tile::template run<2>(x, a + i * as, as, y + i * ldy, ldy, b0, b1);
