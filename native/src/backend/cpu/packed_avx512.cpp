@@ -246,6 +246,19 @@ inline void transpose_slices8(const __m256i (&r)[8], int8_t* qs) {
   }
 }
 
+// A row's block scale and its offset term (for the types with a min term, the block total
+// s_a as f32 in the offset's place).
+template <class Block>
+inline void put_scale_and_offset(const ActQ8_0& x, float* d, int32_t* off) {
+  *d = x.d;
+  if constexpr (kHasMin<Block>) {
+    const float s = q8_block_total(x);
+    std::memcpy(off, &s, 4);
+  } else {
+    *off = -kOffset<Block> * x.sum;
+  }
+}
+
 template <class Block>
 void act_tiles(const uint8_t* a, size_t as, int n, int64_t cols, uint8_t* dst) {
   const int64_t nb = cols / kQK;
@@ -262,13 +275,7 @@ void act_tiles(const uint8_t* a, size_t as, int n, int64_t cols, uint8_t* dst) {
         __m256i r[kActTile];
         for (int c = 0; c < kActTile; ++c) {
           const ActQ8_0& x = reinterpret_cast<const ActQ8_0*>(a + (g0 + c) * as)[b];
-          d[c] = x.d;
-          if constexpr (kHasMin<Block>) {
-            const float s = q8_block_total(x);
-            std::memcpy(&off[c], &s, 4);
-          } else {
-            off[c] = -kOffset<Block> * x.sum;
-          }
+          put_scale_and_offset<Block>(x, d + c, off + c);
           r[c] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.qs));
         }
         transpose_slices8(r, qs);
@@ -281,13 +288,7 @@ void act_tiles(const uint8_t* a, size_t as, int n, int64_t cols, uint8_t* dst) {
           continue;
         }
         const ActQ8_0& x = reinterpret_cast<const ActQ8_0*>(a + (g0 + c) * as)[b];
-        d[c] = x.d;
-        if constexpr (kHasMin<Block>) {
-          const float s = q8_block_total(x);
-          std::memcpy(&off[c], &s, 4);
-        } else {
-          off[c] = -kOffset<Block> * x.sum;
-        }
+        put_scale_and_offset<Block>(x, d + c, off + c);
         for (int sl = 0; sl < kSlices; ++sl) std::memcpy(qs + 4 * (sl * w + c), x.qs + 4 * sl, 4);
       }
     }
