@@ -621,6 +621,44 @@ TEST(silu_mul_matches_double_reference_on_every_isa) {
   }
 }
 
+TEST(rms_norm_equals_the_scalar_table_on_every_isa) {
+  // Every table's rows bit for bit as the portable loop's (the eight chains of squares in one
+  // order everywhere), for sizes with and without a tail, with and without a weight, in place.
+  std::mt19937 rng(12);
+  std::normal_distribution<float> nd(0, 3);
+  const int rows = 3;
+  for (int dim : {1, 7, 8, 13, 64, 517, 896, 1536}) {
+    std::vector<float> x(size_t(rows) * dim), w(dim);
+    for (auto& v : x) v = nd(rng);
+    for (auto& v : w) v = nd(rng);
+    for (bool weighted : {false, true}) {
+      std::vector<float> want(x.size());
+      kernels_scalar().rms_norm(x.data(), weighted ? w.data() : nullptr, rows, dim, 1e-6f,
+                                want.data());
+      // A plain double-precision RMS norm: the definition the chains only reorder.
+      for (int r = 0; r < rows; ++r) {
+        double ss = 0;
+        for (int c = 0; c < dim; ++c) ss += double(x[r * dim + c]) * x[r * dim + c];
+        const double scale = 1 / std::sqrt(ss / dim + 1e-6);
+        for (int c = 0; c < dim; ++c) {
+          const double ref = x[r * dim + c] * scale * (weighted ? w[c] : 1);
+          CHECK(std::fabs(want[r * dim + c] - ref) <= 1e-5 * std::fabs(ref) + 1e-30);
+        }
+      }
+      for (Isa isa : simd_isas()) {
+        std::vector<float> got = x;  // in place
+        kernels(isa).rms_norm(got.data(), weighted ? w.data() : nullptr, rows, dim, 1e-6f,
+                              got.data());
+        if (std::memcmp(got.data(), want.data(), want.size() * sizeof(float)) != 0) {
+          throw lftest::FailTest{std::string(isa_name(isa)) +
+                                 ": rms_norm differs from the scalar " + "table at dim " +
+                                 std::to_string(dim)};
+        }
+      }
+    }
+  }
+}
+
 // Attention over an f16 cache with GQA, causal and explicit masks, against a naive version
 // computed from the same f16-rounded keys and values.
 namespace {

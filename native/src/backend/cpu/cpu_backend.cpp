@@ -23,7 +23,6 @@ namespace {
 // Vectors of the compiler's own (SSE2 on x86-64, NEON on arm64) for the element-wise ops this
 // file runs on the calling thread: built for the baseline, like the rest of this file.
 using F32x4 = float __attribute__((vector_size(16)));
-using F64x2 = double __attribute__((vector_size(16)));
 
 // Prepared activations live in a per-thread buffer so two sessions on different threads
 // can share one backend (their pool jobs are serialized, their buffers are not shared).
@@ -440,42 +439,7 @@ void CpuBackend::get_rows(const WeightView& table, DevicePtr<const int32_t> ids_
 
 void CpuBackend::rms_norm(DevicePtr<const float> x_d, DevicePtr<const float> w_d, int n, int dim,
                           float eps, DevicePtr<float> y_d) {
-  const float *x = x_d.get(), *w = w_d.get();
-  float* y = y_d.get();
-  for (int i = 0; i < n; ++i) {
-    const float* xr = x + static_cast<size_t>(i) * dim;
-    float* yr = y + static_cast<size_t>(i) * dim;
-    // In double, like llama.cpp, so long rows do not lose precision; in eight chains (element
-    // c in chain c mod 8, the chains summed pairwise), not llama.cpp's one: a chain of dependent
-    // double adds was 2.4 % of a batched pass's samples on the bundled model, the caller
-    // alone while the other threads waited. The same order on every instruction set.
-    // Chains (0,1) (2,3) (4,5) (6,7) in four two-lane double vectors (SSE2, NEON): each lane
-    // the scalar chain's additions in its order, so the sum is the same on every machine.
-    const auto sq = [&](int c) { return static_cast<double>(xr[c] * xr[c]); };
-    F64x2 acc[4] = {};
-    int c = 0;
-    for (; c + 8 <= dim; c += 8) {
-      for (int k = 0; k < 4; ++k) acc[k] += F64x2{sq(c + 2 * k), sq(c + 2 * k + 1)};
-    }
-    double s0 = acc[0][0], s1 = acc[0][1], s2 = acc[1][0], s3 = acc[1][1];
-    double s4 = acc[2][0], s5 = acc[2][1], s6 = acc[3][0], s7 = acc[3][1];
-    double* tail[7] = {&s0, &s1, &s2, &s3, &s4, &s5, &s6};
-    for (int k = 0; c < dim; ++c, ++k) *tail[k] += sq(c);
-    const double sum = ((s0 + s4) + (s2 + s6)) + ((s1 + s5) + (s3 + s7));
-    const float mean = static_cast<float>(sum / dim);
-    const float scale = 1.0f / std::sqrt(mean + eps);
-    // Eight at a time, loaded before they are stored (y may be x itself): GCC's -O2 vectorizes
-    // this where it left the plain loop scalar.
-    for (c = 0; c + 8 <= dim; c += 8) {
-      float v[8];
-      for (int k = 0; k < 8; ++k) v[k] = xr[c + k] * scale;
-      if (w) {
-        for (int k = 0; k < 8; ++k) v[k] *= w[c + k];
-      }
-      std::memcpy(yr + c, v, sizeof v);
-    }
-    for (; c < dim; ++c) yr[c] = w ? (xr[c] * scale) * w[c] : xr[c] * scale;
-  }
+  k_->rms_norm(x_d.get(), w_d.get(), n, dim, eps, y_d.get());
 }
 
 namespace {

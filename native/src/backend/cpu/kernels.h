@@ -94,6 +94,9 @@ struct Kernels {
   // gate[i] = silu(gate[i]) * up[i] for i < n (SwiGLU), or null: then the backend's scalar
   // loop with std::exp.
   void (*silu_mul)(float* gate, const float* up, size_t n);
+  // y = x / sqrt(mean(x^2) + eps) * w over n rows of dim (w may be null; y may be x): every
+  // table's the same floats (the scalar table's loop defines them, kernels_scalar.cpp).
+  void (*rms_norm)(const float* x, const float* w, int n, int dim, float eps, float* y);
   // Indexed like dot: an interleaved layout of `group` rows this table's fastest product
   // reads, or group == 0 where the file's layout is used as is. pack() rewrites one group
   // of rows (row r at w + r * w_stride) into group * row_bytes bytes at dst; gemm then
