@@ -358,6 +358,13 @@ TEST(activation_quantizers_identical_to_scalar_on_every_isa) {
                                " differs from scalar"};
       }
     }
+    // A Q8_0 block of zeros (scale 0), then one whose largest magnitude is negative.
+    std::vector<float> t(64, 0.0f);
+    for (int i = 32; i < 64; ++i) t[i] = (i - 48) * 0.5f;
+    std::vector<uint8_t> qa(act_row_bytes(ActFormat::Q8_0, 64)), qb(qa.size());
+    kernels_scalar().quantize[int(ActFormat::Q8_0)](t.data(), qa.data(), 64);
+    k.quantize[int(ActFormat::Q8_0)](t.data(), qb.data(), 64);
+    CHECK(qa == qb);
     // Q8_K blocks whose largest magnitude is negative and appears twice with both signs, and
     // an all-zero block after it.
     std::vector<float> z(512, 0.0f);

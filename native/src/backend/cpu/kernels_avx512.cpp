@@ -351,6 +351,33 @@ float dot_kquant(const void* w, const void* a, int64_t n) {
   return out;
 }
 
+// ---- activation preparation ---------------------------------------------------------------
+
+// Q8_0 activations as the scalar quant_q8_0 (kernels_scalar.cpp) writes them, byte for byte, a
+// block of 32 in two vectors: d = max|x| / 127, q = round(x / d) to nearest even (x times the
+// same 1 / d), the stored scale rounded through f16, the sum of the quants. AVX2's version
+// (which this table inherited) reduced and packed in 256-bit halves: at 8 activation rows the
+// preparation runs on one thread, and quant_q8_0 was 2.3 % of a bundled model's 8-token pass.
+void quant_q8_0(const float* x, void* dst, int64_t n) {
+  ActQ8_0* y = static_cast<ActQ8_0*>(dst);
+  const __m512i abs_mask = _mm512_set1_epi32(0x7FFFFFFF);
+  for (int64_t b = 0; b < n / kQK; ++b, x += kQK) {
+    const __m512 v0 = _mm512_loadu_ps(x), v1 = _mm512_loadu_ps(x + 16);
+    const __m512 a =
+        _mm512_max_ps(_mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(v0), abs_mask)),
+                      _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(v1), abs_mask)));
+    const float d = _mm512_reduce_max_ps(a) / 127.0f;
+    const __m512 id = _mm512_set1_ps(d != 0 ? 1.0f / d : 0.0f);
+    constexpr int kNearest = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
+    const __m512i q0 = _mm512_cvt_roundps_epi32(_mm512_mul_ps(v0, id), kNearest);
+    const __m512i q1 = _mm512_cvt_roundps_epi32(_mm512_mul_ps(v1, id), kNearest);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(y[b].qs), _mm512_cvtsepi32_epi8(q0));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(y[b].qs + 16), _mm512_cvtsepi32_epi8(q1));
+    y[b].d = _cvtsh_ss(_cvtss_sh(d, _MM_FROUND_TO_NEAREST_INT));
+    y[b].sum = _mm512_reduce_add_epi32(_mm512_add_epi32(q0, q1));
+  }
+}
+
 }  // namespace
 
 const Kernels* kernels_avx512() {
@@ -376,6 +403,7 @@ const Kernels* kernels_avx512() {
     install_packed_kquant_vnni(t);
     install_attention_avx512(t);
     install_activation_avx512(t);
+    t.quantize[static_cast<int>(ActFormat::Q8_0)] = quant_q8_0;
     return t;
   }();
   return &k;
