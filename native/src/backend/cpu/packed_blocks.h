@@ -436,7 +436,6 @@ void tile_q6_k(const BlockQ6_Kx8* x, const uint8_t* a, size_t as, float* y, size
                                _mm256_maddubs_epi16(w[2 * t + 1], _mm256_set1_epi32(f1)));
           tot[c] = word_dot<Step>(tot[c], h, sc16);
         }
-        if constexpr (C > 4) keep_in_register(tot[c]);
       }
     }
     const __m256 dw = f16x8(xb.d);
@@ -455,7 +454,7 @@ struct PackedTile {
   // Q4_K takes 8 activation rows at a time where quads go by a word dot (add_q4_k_quads), Q6_K
   // always (a row keeps only its sum between sub-blocks: 8 sums, 4 slices, the scales and 3
   // temporaries fit AVX's 16 registers). Measured in cache, one thread, Zen 5, against 4 rows:
-  // Q4_K on AVX-VNNI +11 % at n = 8-16, Q6_K +6-8 % (AVX-VNNI) and +5-12 % (AVX2).
+  // Q4_K on AVX-VNNI +11 % at n = 8-16, Q6_K +12-13 % (AVX-VNNI) and +5-6 % (AVX2) at n = 8-32.
   template <class Block>
   static constexpr bool kEightRows = (std::is_same_v<Block, BlockQ4_Kx8> && kHasWordDot<Step>) ||
                                      std::is_same_v<Block, BlockQ6_Kx8>;
